@@ -1,0 +1,15 @@
+"""Analysis of a run: bootstrap intervals, SERP overlap, dimension statistics, calibration, the report."""
+
+from jobs.analysis.bootstrap import (
+    bootstrap_replicates,
+    pairwise_win_probability,
+    system_intervals,
+    tied_with,
+)
+
+__all__ = [
+    "bootstrap_replicates",
+    "pairwise_win_probability",
+    "system_intervals",
+    "tied_with",
+]

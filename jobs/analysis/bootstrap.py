@@ -1,0 +1,178 @@
+"""Bootstrap confidence intervals for system scores, resampling queries (paired across systems).
+
+A system's score is the mean over its cited sources (the official reduce). The uncertainty that
+matters for a leaderboard is which *queries* were asked, so a replicate draws the query set with
+replacement and every system is scored on that same draw: differences between systems are paired,
+and a query drawn twice counts twice (all of its sources twice).
+
+Vectorised: per (system, query) the sum and the count of non-missing scores are computed once;
+a replicate is then a vector of query multiplicities ``c`` and a system's score is
+``(c @ sums) / (c @ counts)``, so all replicates are one matrix product.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+WEIGHTED = "weighted_total_content_score"
+UNWEIGHTED = "unweighted_mean_score"
+PAIRWISE_COLUMNS = [
+    "system_a",
+    "system_b",
+    "p_a_beats_b",
+    "mean_diff",
+    "diff_ci_low",
+    "diff_ci_high",
+    "intervals_overlap",
+]
+#: Score column -> prefix of its interval columns in the leaderboard.
+INTERVAL_PREFIX = {WEIGHTED: "weighted", UNWEIGHTED: "unweighted"}
+
+
+def _query_multiplicities(n_queries: int, n_boot: int, seed: int) -> np.ndarray:
+    """``(n_boot, n_queries)`` counts of how often each query is drawn in each replicate."""
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n_queries, size=(n_boot, n_queries))
+    offsets = (np.arange(n_boot) * n_queries)[:, None]
+    counts = np.bincount((draws + offsets).ravel(), minlength=n_boot * n_queries)
+    return counts.reshape(n_boot, n_queries).astype(np.float64)
+
+
+def bootstrap_replicates(
+    sources: pd.DataFrame, column: str, n_boot: int = 1000, seed: int = 0
+) -> tuple[list[str], np.ndarray]:
+    """Replicate system means of one score column.
+
+    Args:
+        sources: One row per cited source with ``model_name``, ``query_id`` and ``column``;
+            NaN scores are missing and skipped (as in the official means).
+        column: The score column to average.
+        n_boot: Number of bootstrap replicates.
+        seed: Seed of the query draws; the same seed gives the same draws for every column,
+            so weighted and unweighted intervals (and all system pairs) share replicates.
+
+    Returns:
+        The system names (sorted) and an ``(n_boot, n_systems)`` array of replicate means;
+        NaN where a replicate holds no scored source of a system.
+    """
+    systems = sorted(sources["model_name"].astype(str).unique())
+    queries = sorted(sources["query_id"].astype(str).unique())
+    if not systems or n_boot < 1:
+        return systems, np.empty((max(n_boot, 0), len(systems)))
+    sys_idx = pd.Categorical(sources["model_name"].astype(str), categories=systems).codes
+    qry_idx = pd.Categorical(sources["query_id"].astype(str), categories=queries).codes
+    values = pd.to_numeric(sources[column], errors="coerce").to_numpy(dtype=np.float64)
+    present = ~np.isnan(values)
+    sums = np.zeros((len(queries), len(systems)))
+    counts = np.zeros((len(queries), len(systems)))
+    np.add.at(sums, (qry_idx[present], sys_idx[present]), values[present])
+    np.add.at(counts, (qry_idx[present], sys_idx[present]), 1.0)
+    mult = _query_multiplicities(len(queries), n_boot, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (mult @ sums) / (mult @ counts)
+    return systems, means
+
+
+def _percentile_interval(replicates: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Column-wise percentile interval, NaN replicates skipped (all-NaN columns give NaN)."""
+    alpha = (1.0 - level) / 2.0
+    if replicates.shape[0] == 0:
+        empty = np.full(replicates.shape[1], np.nan)
+        return empty, empty.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        low, high = np.nanquantile(replicates, [alpha, 1.0 - alpha], axis=0)
+    return low, high
+
+
+def system_intervals(
+    sources: pd.DataFrame, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> pd.DataFrame:
+    """Percentile bootstrap intervals of each system's weighted and unweighted score.
+
+    Args:
+        sources: One row per cited source: ``model_name, query_id, weighted_total_content_score,
+            unweighted_mean_score`` (NaN = missing, skipped in means).
+        n_boot: Number of replicates.
+        seed: Seed of the query draws.
+        level: Coverage of the interval (0.95 -> 2.5th and 97.5th percentiles).
+
+    Returns:
+        ``model_name, weighted_ci_low, weighted_ci_high, unweighted_ci_low, unweighted_ci_high``,
+        one row per system, sorted by name.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    out: dict[str, object] = {}
+    for column, prefix in INTERVAL_PREFIX.items():
+        systems, reps = bootstrap_replicates(sources, column, n_boot, seed)
+        out["model_name"] = systems
+        low, high = _percentile_interval(reps, level)
+        out[f"{prefix}_ci_low"], out[f"{prefix}_ci_high"] = low, high
+    return pd.DataFrame(out)
+
+
+def pairwise_win_probability(
+    sources: pd.DataFrame,
+    column: str = WEIGHTED,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """For every ordered pair of systems, the bootstrap probability that A scores above B.
+
+    Replicates are paired (the same resampled queries for both systems); an exact tie in a
+    replicate counts one half. ``intervals_overlap`` is the tie flag: the two systems' percentile
+    intervals at ``level`` overlap, so the leaderboard should not claim an order between them.
+
+    Returns:
+        ``system_a, system_b, p_a_beats_b, mean_diff, diff_ci_low, diff_ci_high, intervals_overlap``
+        (``mean_diff`` is the mean replicate difference A - B).
+    """
+    systems, reps = bootstrap_replicates(sources, column, n_boot, seed)
+    n = len(systems)
+    if n < 2:
+        return pd.DataFrame(columns=PAIRWISE_COLUMNS)
+    low, high = _percentile_interval(reps, level)
+    a_idx, b_idx = np.where(~np.eye(n, dtype=bool))
+    diff = reps[:, a_idx] - reps[:, b_idx]  # (n_boot, pairs)
+    valid = ~np.isnan(diff)
+    wins = np.where(valid, (diff > 0) + 0.5 * (diff == 0), 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        p = wins / valid.sum(axis=0)
+        mean_diff = np.nanmean(diff, axis=0)
+    d_low, d_high = _percentile_interval(diff, level)
+    return pd.DataFrame(
+        {
+            "system_a": [systems[i] for i in a_idx],
+            "system_b": [systems[i] for i in b_idx],
+            "p_a_beats_b": p,
+            "mean_diff": mean_diff,
+            "diff_ci_low": d_low,
+            "diff_ci_high": d_high,
+            "intervals_overlap": (low[a_idx] <= high[b_idx]) & (low[b_idx] <= high[a_idx]),
+        }
+    )
+
+
+def tied_with(intervals: pd.DataFrame, prefix: str = "weighted") -> pd.Series:
+    """For each system, the ``;``-joined names of the systems whose interval overlaps its own.
+
+    Args:
+        intervals: The output of :func:`system_intervals`.
+        prefix: ``weighted`` or ``unweighted``.
+    """
+    low = intervals[f"{prefix}_ci_low"].to_numpy()
+    high = intervals[f"{prefix}_ci_high"].to_numpy()
+    names = intervals["model_name"].tolist()
+    overlap = (low[:, None] <= high[None, :]) & (low[None, :] <= high[:, None])
+    np.fill_diagonal(overlap, False)
+    return pd.Series(
+        [";".join(n for n, hit in zip(names, row, strict=True) if hit) for row in overlap],
+        index=intervals.index,
+        name=f"{prefix}_tied_with",
+    )
