@@ -10,10 +10,13 @@ rerun skips what was committed (the datatrove pattern).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import posixpath
+import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -100,23 +103,37 @@ class RunStore:
     # -- atomic writes -----------------------------------------------------------------------------
     def write_bytes(self, relpath: str, data: bytes) -> None:
         """Write a file atomically: readers see the old file, or the whole new one, never a part."""
-        path = self.path(relpath)
-        self._ensure_parent(path)
-        if not self.is_local:
-            with self.fs.open_output_stream(path) as out:
+        if not self.is_local:  # an S3 object becomes visible only when its upload completes
+            with self.fs.open_output_stream(self.path(relpath)) as out:
                 out.write(data)
             return
-        tmp = posixpath.join(posixpath.dirname(path), f".tmp-{uuid.uuid4().hex}-{posixpath.basename(path)}")
+        with self.open_atomic(relpath) as out:
+            out.write(data)
+
+    @contextlib.contextmanager
+    def open_atomic(self, relpath: str) -> Iterator[io.BufferedWriter]:
+        """A binary file to stream a large output into; it appears at ``relpath`` only on success.
+
+        Local stores write a hidden temporary sibling and rename it; S3 stores spool to a local
+        temporary file and upload it once complete.
+        """
+        path = self.path(relpath)
+        self._ensure_parent(path)
+        directory = posixpath.dirname(path) if self.is_local else None
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=directory)
         try:
-            with open(tmp, "wb") as out:
-                out.write(data)
+            with os.fdopen(fd, "wb") as out:
+                yield out
                 out.flush()
                 os.fsync(out.fileno())
-            os.replace(tmp, path)
-        except BaseException:
+            if self.is_local:
+                os.replace(tmp, path)
+            else:
+                with open(tmp, "rb") as src, self.fs.open_output_stream(path) as dst:
+                    shutil.copyfileobj(src, dst, length=8 << 20)
+        finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
-            raise
 
     def read_bytes(self, relpath: str) -> bytes:
         with self.fs.open_input_stream(self.path(relpath)) as src:
