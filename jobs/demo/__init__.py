@@ -1,0 +1,1 @@
+"""The bundled offline demo corpus (WARC, queries, simulated citation bundles) and its builder."""
