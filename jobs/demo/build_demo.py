@@ -364,7 +364,7 @@ def build_warc(data: Path, out: Path) -> list[dict[str, object]]:
                 "alias": page.alias,
                 "url": url,
                 "http_status": 200,
-                "source": str(page.path(data).relative_to(data.parent)),
+                "source": f"shared/data/{page.path(data).relative_to(data).as_posix()}",
                 "title": " ".join(title.group(1).decode(charset, "replace").split()) if title else "",
                 "bytes": len(html),
                 "sha256": hashlib.sha256(html).hexdigest(),
