@@ -3,6 +3,8 @@
 from jobs.analysis.bootstrap import (
     bootstrap_replicates,
     pairwise_win_probability,
+    percentile_interval,
+    replicate_means,
     system_intervals,
     tied_with,
 )
@@ -10,6 +12,8 @@ from jobs.analysis.bootstrap import (
 __all__ = [
     "bootstrap_replicates",
     "pairwise_win_probability",
+    "percentile_interval",
+    "replicate_means",
     "system_intervals",
     "tied_with",
 ]

@@ -70,13 +70,30 @@ def bootstrap_replicates(
     counts = np.zeros((len(queries), len(systems)))
     np.add.at(sums, (qry_idx[present], sys_idx[present]), values[present])
     np.add.at(counts, (qry_idx[present], sys_idx[present]), 1.0)
-    mult = _query_multiplicities(len(queries), n_boot, seed)
+    return systems, replicate_means(sums, counts, n_boot, seed)
+
+
+def replicate_means(sums: np.ndarray, counts: np.ndarray, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """Replicate system means from per-(query, system) sums and counts of non-missing scores.
+
+    This is the core of :func:`bootstrap_replicates`, for callers (the streaming reduce) that
+    already hold per-query aggregates instead of one row per source.
+
+    Args:
+        sums: ``(n_queries, n_systems)`` sums of the scores.
+        counts: ``(n_queries, n_systems)`` numbers of non-missing scores.
+        n_boot: Number of replicates.
+        seed: Seed of the query draws.
+
+    Returns:
+        ``(n_boot, n_systems)`` replicate means (NaN where a replicate holds no scored source).
+    """
+    mult = _query_multiplicities(sums.shape[0], n_boot, seed)
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = (mult @ sums) / (mult @ counts)
-    return systems, means
+        return (mult @ sums) / (mult @ counts)
 
 
-def _percentile_interval(replicates: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
+def percentile_interval(replicates: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise percentile interval, NaN replicates skipped (all-NaN columns give NaN)."""
     alpha = (1.0 - level) / 2.0
     if replicates.shape[0] == 0:
@@ -110,7 +127,7 @@ def system_intervals(
     for column, prefix in INTERVAL_PREFIX.items():
         systems, reps = bootstrap_replicates(sources, column, n_boot, seed)
         out["model_name"] = systems
-        low, high = _percentile_interval(reps, level)
+        low, high = percentile_interval(reps, level)
         out[f"{prefix}_ci_low"], out[f"{prefix}_ci_high"] = low, high
     return pd.DataFrame(out)
 
@@ -136,7 +153,7 @@ def pairwise_win_probability(
     n = len(systems)
     if n < 2:
         return pd.DataFrame(columns=PAIRWISE_COLUMNS)
-    low, high = _percentile_interval(reps, level)
+    low, high = percentile_interval(reps, level)
     a_idx, b_idx = np.where(~np.eye(n, dtype=bool))
     diff = reps[:, a_idx] - reps[:, b_idx]  # (n_boot, pairs)
     valid = ~np.isnan(diff)
@@ -145,7 +162,7 @@ def pairwise_win_probability(
         warnings.simplefilter("ignore", RuntimeWarning)
         p = wins / valid.sum(axis=0)
         mean_diff = np.nanmean(diff, axis=0)
-    d_low, d_high = _percentile_interval(diff, level)
+    d_low, d_high = percentile_interval(diff, level)
     return pd.DataFrame(
         {
             "system_a": [systems[i] for i in a_idx],
