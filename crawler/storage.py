@@ -17,7 +17,6 @@ import os
 import posixpath
 import shutil
 import tempfile
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any

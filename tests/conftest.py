@@ -58,15 +58,30 @@ def seaweedfs(tmp_path_factory: pytest.TempPathFactory):
     variables for the session so that pyarrow, boto3 and Ray Data find it.
     """
     data_dir = tmp_path_factory.mktemp("seaweedfs")
-    ports = {name: free_port() for name in ("s3", "master", "volume", "filer", "grpc_m", "grpc_v", "grpc_f", "grpc_s3")}
+    ports = {
+        name: free_port()
+        for name in ("s3", "master", "volume", "filer", "grpc_m", "grpc_v", "grpc_f", "grpc_s3")
+    }
     env = dict(os.environ, AWS_ACCESS_KEY_ID="sbtestkey", AWS_SECRET_ACCESS_KEY="sbtestsecret")
     cmd = [
-        weed_binary(), "mini", f"-dir={data_dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-        "-master.telemetry=false", "-admin.ui=false", "-webdav=false", "-s3.port.iceberg=0",
-        f"-s3.port={ports['s3']}", f"-master.port={ports['master']}", f"-volume.port={ports['volume']}",
-        f"-filer.port={ports['filer']}", f"-master.port.grpc={ports['grpc_m']}",
-        f"-volume.port.grpc={ports['grpc_v']}", f"-filer.port.grpc={ports['grpc_f']}",
-        f"-s3.port.grpc={ports['grpc_s3']}", "-s3.port.lance=0",
+        weed_binary(),
+        "mini",
+        f"-dir={data_dir}",
+        "-ip=127.0.0.1",
+        "-ip.bind=127.0.0.1",
+        "-master.telemetry=false",
+        "-admin.ui=false",
+        "-webdav=false",
+        "-s3.port.iceberg=0",
+        f"-s3.port={ports['s3']}",
+        f"-master.port={ports['master']}",
+        f"-volume.port={ports['volume']}",
+        f"-filer.port={ports['filer']}",
+        f"-master.port.grpc={ports['grpc_m']}",
+        f"-volume.port.grpc={ports['grpc_v']}",
+        f"-filer.port.grpc={ports['grpc_f']}",
+        f"-s3.port.grpc={ports['grpc_s3']}",
+        "-s3.port.lance=0",
     ]
     log = open(data_dir / "weed.log", "wb")
     proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
