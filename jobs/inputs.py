@@ -29,8 +29,8 @@ import pyarrow.parquet as pq
 
 from crawler.errors import InputError
 from crawler.storage import resolve_uri
-from judge.rubric import DIMENSION_KEYS
 from jobs.schemas import CITATIONS_SCHEMA, QUERIES_SCHEMA, SOURCE_SCORES_SCHEMA
+from judge.rubric import DIMENSION_KEYS
 
 #: Accepted spellings of each queries column (the official repo has used both).
 QUERY_COLUMN_ALIASES = {
@@ -59,7 +59,8 @@ def decode_utf8(path: str, data: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise InputError(
-            path, f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8",
+            path,
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8",
             line=line,
         ) from None
 
@@ -81,7 +82,9 @@ def iter_jsonl(path: str, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
         except json.JSONDecodeError as exc:
             raise InputError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=number) from None
         if not isinstance(record, dict):
-            raise InputError(path, f"expected a JSON object per line, got {type(record).__name__}", line=number)
+            raise InputError(
+                path, f"expected a JSON object per line, got {type(record).__name__}", line=number
+            )
         yield number, record
 
 
@@ -92,12 +95,16 @@ def iter_csv(path: str, text: str, required: Iterable[str]) -> Iterator[tuple[in
     missing = [col for col in required if col not in header]
     if missing:
         raise InputError(
-            path, f"missing column(s) {', '.join(missing)}; header is {', '.join(header) or '(empty)'}",
-            line=1, field=missing[0],
+            path,
+            f"missing column(s) {', '.join(missing)}; header is {', '.join(header) or '(empty)'}",
+            line=1,
+            field=missing[0],
         )
     for row in reader:
         if None in row:  # more cells than header columns
-            raise InputError(path, f"{len(header) + len(row[None])} cells for {len(header)} columns", line=reader.line_num)
+            raise InputError(
+                path, f"{len(header) + len(row[None])} cells for {len(header)} columns", line=reader.line_num
+            )
         yield reader.line_num, row
 
 
@@ -152,8 +159,10 @@ def load_queries(path: str) -> pa.Table:
         found = next((alias for alias in aliases if alias in header), None)
         if found is None:
             raise InputError(
-                path, f"missing column {canonical!r}; header is {', '.join(header) or '(empty)'}",
-                line=1, field=canonical,
+                path,
+                f"missing column {canonical!r}; header is {', '.join(header) or '(empty)'}",
+                line=1,
+                field=canonical,
             )
         columns[canonical] = found
     rows: dict[str, list[Any]] = {name: [] for name in QUERIES_SCHEMA.names}
@@ -166,8 +175,10 @@ def load_queries(path: str) -> pa.Table:
         query_id = normalize_query_id(values["query_id"])
         if query_id in seen:
             raise InputError(
-                path, f"duplicate query_id {query_id!r} (first on line {seen[query_id]})",
-                line=line, field=columns["query_id"],
+                path,
+                f"duplicate query_id {query_id!r} (first on line {seen[query_id]})",
+                line=line,
+                field=columns["query_id"],
             )
         seen[query_id] = line
         rows["query_id"].append(query_id)
@@ -200,8 +211,11 @@ class CitationRows:
         here = f"line {line}" if line is not None else where.rstrip(".")
         if key in self.seen:
             raise InputError(
-                self.path, f"duplicate citation rank {rank} for system {system!r}, query {query_id!r} "
-                f"(first at {self.seen[key]})", line=line, field=where + "rank",
+                self.path,
+                f"duplicate citation rank {rank} for system {system!r}, query {query_id!r} "
+                f"(first at {self.seen[key]})",
+                line=line,
+                field=where + "rank",
             )
         self.seen[key] = here
         self.columns["system"].append(system)
@@ -211,7 +225,9 @@ class CitationRows:
         for name in CITATION_OPTIONAL:
             value = record.get(name)
             if name == "selected_topk":
-                self.columns[name].append(parse_optional_bool(self.path, value, line=line, field=where + name))
+                self.columns[name].append(
+                    parse_optional_bool(self.path, value, line=line, field=where + name)
+                )
             else:
                 self.columns[name].append(None if value in (None, "") else str(value))
 
@@ -223,7 +239,9 @@ def parse_rank(path: str, value: Any, *, line: int | None, field: str) -> int:
     try:
         rank = int(str(value).strip())
     except ValueError:
-        raise InputError(path, f"rank must be a positive integer, got {value!r}", line=line, field=field) from None
+        raise InputError(
+            path, f"rank must be a positive integer, got {value!r}", line=line, field=field
+        ) from None
     if rank < 1 or isinstance(value, bool):
         raise InputError(path, f"rank must be a positive integer, got {value!r}", line=line, field=field)
     return rank
@@ -267,8 +285,10 @@ def check_unique_citations(table: pa.Table, paths: list[str]) -> None:
     if dup.num_rows:
         row = dup.slice(0, 1).to_pylist()[0]
         raise InputError(
-            ", ".join(paths), f"citation rank {row['rank']} of system {row['system']!r}, query "
-            f"{row['query_id']!r} appears in more than one file", field="rank",
+            ", ".join(paths),
+            f"citation rank {row['rank']} of system {row['system']!r}, query "
+            f"{row['query_id']!r} appears in more than one file",
+            field="rank",
         )
 
 
@@ -320,11 +340,19 @@ def citations_from_official_json(path: str, data: Any, rows: CitationRows, syste
             if not isinstance(urls, list):
                 raise InputError(path, "expected a list of URLs", field=f"runs[{i}].cited_urls")
             for rank, url in enumerate(urls, start=1):
-                rows.add(f"runs[{i}].cited_urls[{rank - 1}].", None, {
-                    "system": name, "query_id": run.get("query_id"), "url": url, "rank": rank,
-                    "query_text": run.get("query_text"), "answer_text": run.get("answer_text"),
-                    "language": run.get("language"),
-                })
+                rows.add(
+                    f"runs[{i}].cited_urls[{rank - 1}].",
+                    None,
+                    {
+                        "system": name,
+                        "query_id": run.get("query_id"),
+                        "url": url,
+                        "rank": rank,
+                        "query_text": run.get("query_text"),
+                        "answer_text": run.get("answer_text"),
+                        "language": run.get("language"),
+                    },
+                )
         return
     if not isinstance(data, list):
         raise InputError(path, "expected an answer_url_bundle object or a list of query records")
@@ -339,11 +367,20 @@ def citations_from_official_json(path: str, data: Any, rows: CitationRows, syste
             where = f"[{i}].aggregated_sources[{j}]."
             if not isinstance(source, dict):
                 raise InputError(path, "expected an object", field=where.rstrip("."))
-            rows.add(where, None, {
-                "system": name, "query_id": record.get("query_id"), "url": official_source_url(source),
-                "rank": j + 1, "query_text": record.get("query_text"), "answer_text": answer,
-                "agg_source_id": source.get("agg_source_id"), "selected_topk": source.get("selected_topk"),
-            })
+            rows.add(
+                where,
+                None,
+                {
+                    "system": name,
+                    "query_id": record.get("query_id"),
+                    "url": official_source_url(source),
+                    "rank": j + 1,
+                    "query_text": record.get("query_text"),
+                    "answer_text": answer,
+                    "agg_source_id": source.get("agg_source_id"),
+                    "selected_topk": source.get("selected_topk"),
+                },
+            )
 
 
 def first_answer_text(runs: Any) -> str | None:
@@ -415,7 +452,9 @@ def load_enriched_scores(path: str, model_name: str, query_types: dict[str, str]
                 add(item, item, item, length_key)
     elif data:
         raise InputError(
-            path, "unsupported schema: expected query records with aggregated_sources, or flat records "
-            "with content_vector", field="[0]",
+            path,
+            "unsupported schema: expected query records with aggregated_sources, or flat records "
+            "with content_vector",
+            field="[0]",
         )
     return pa.Table.from_pydict(columns, schema=SOURCE_SCORES_SCHEMA)
