@@ -1,0 +1,151 @@
+"""From citations to scored sources: select the sources to audit, then join pages and judge scores.
+
+Two steps around the crawl and the judge:
+
+1. :func:`select_sources` keeps, per (system, query), the sources the official method scores: one row
+   per distinct canonical URL, the official ``selected_topk`` flag where the citations carry it, else
+   the first ``top_k`` distinct URLs by citation rank (the official top-5).
+2. :func:`score_sources` joins those rows with the crawl's page records and the judge's content
+   vectors into ``<run>/scores/source_scores.parquet`` (:data:`SCORED_SOURCES_SCHEMA`): the columns
+   of :data:`jobs.schemas.SOURCE_SCORES_SCHEMA` first, then where each row came from and its status.
+   A page that failed to crawl or to be judged stays a row, with null scores and its status; it
+   never gets a default score.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pyarrow as pa
+
+from crawler.errors import InputError
+from crawler.urls import InvalidURL, canonicalize_url, url_key
+from jobs.schemas import SOURCE_SCORES_SCHEMA
+from judge.rubric import DIMENSION_KEYS
+
+SCORES_PATH = "scores/source_scores.parquet"
+SELECTED_PATH = "scores/selected_sources.parquet"
+
+#: The sources chosen for the audit, one row per (system, query, canonical URL).
+SELECTED_SOURCES_SCHEMA = pa.schema(
+    [
+        pa.field("system", pa.string(), nullable=False),
+        pa.field("query_id", pa.string(), nullable=False),
+        pa.field("query_type", pa.string(), nullable=False),
+        pa.field("url_key", pa.string(), nullable=False),  # crawler.urls.url_key of the cited URL
+        pa.field("canonical_url", pa.string(), nullable=False),
+        pa.field("cited_url", pa.string(), nullable=False),  # the best-ranked spelling as cited
+        pa.field("rank", pa.int32(), nullable=False),  # best citation rank of this URL for the query
+        pa.field("agg_source_id", pa.string(), nullable=False),  # from official imports, else the url_key
+    ],
+    metadata={"schema": "selected_sources", "version": "1"},
+)
+
+#: SOURCE_SCORES_SCHEMA plus provenance and status (the reduce reads the first columns).
+SCORED_SOURCES_SCHEMA = pa.schema(
+    [
+        *SOURCE_SCORES_SCHEMA,
+        pa.field("url_key", pa.string(), nullable=False),
+        pa.field("cited_url", pa.string(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),
+        pa.field("page_status", pa.string(), nullable=False),  # crawler PAGE_STATUSES, or "missing"
+        pa.field("page_error", pa.string()),
+        pa.field("judge_status", pa.string()),  # judge status when the page was judged, else null
+    ],
+    metadata={"schema": "scored_sources", "version": "1"},
+)
+
+#: Status of a selected source whose page record or content vector is absent (an incomplete stage).
+MISSING = "missing"
+
+
+def select_sources(
+    citations: pa.Table, queries: pa.Table, top_k: int | None, source: str = "citations"
+) -> pa.Table:
+    """The sources to audit (:data:`SELECTED_SOURCES_SCHEMA`), sorted by system, query and rank.
+
+    Args:
+        citations: A :data:`jobs.schemas.CITATIONS_SCHEMA` table.
+        queries: A :data:`jobs.schemas.QUERIES_SCHEMA` table; every cited query must be in it.
+        top_k: Distinct sources kept per (system, query) when the citations carry no ``selected_topk``
+            flag for it; None keeps all.
+        source: Name of the citation input(s), for error messages.
+
+    Raises:
+        InputError: a citation names an unknown query, or a URL that cannot be canonicalised.
+    """
+    frame = citations.select(
+        ["system", "query_id", "url", "rank", "agg_source_id", "selected_topk"]
+    ).to_pandas()
+    query_types = dict(zip(queries["query_id"].to_pylist(), queries["query_type"].to_pylist(), strict=True))
+    unknown = sorted(set(frame["query_id"]) - set(query_types))
+    if unknown:
+        raise InputError(
+            source, f"query_id(s) not in the queries file: {', '.join(unknown[:5])}", field="query_id"
+        )
+    try:
+        frame["canonical_url"] = [canonicalize_url(url) for url in frame["url"]]
+    except InvalidURL as exc:
+        raise InputError(source, str(exc), field="url") from None
+    frame["url_key"] = [url_key(url) for url in frame["canonical_url"]]
+    frame = frame.sort_values(["system", "query_id", "rank"], kind="stable")
+    frame = frame.drop_duplicates(["system", "query_id", "url_key"], keep="first")
+    frame = pd.concat([_top_sources(group, top_k) for _, group in frame.groupby(["system", "query_id"])])
+    frame["query_type"] = frame["query_id"].map(query_types)
+    frame["agg_source_id"] = frame["agg_source_id"].where(frame["agg_source_id"].notna(), frame["url_key"])
+    frame = frame.rename(columns={"url": "cited_url"})
+    columns = SELECTED_SOURCES_SCHEMA.names
+    return pa.Table.from_pandas(frame[columns], schema=SELECTED_SOURCES_SCHEMA, preserve_index=False)
+
+
+def _top_sources(group: pd.DataFrame, top_k: int | None) -> pd.DataFrame:
+    """One (system, query)'s selection: the official flag when given, else the first ``top_k``."""
+    flags = group["selected_topk"]
+    if flags.notna().any():
+        return group[flags.fillna(False).astype(bool)]
+    return group if top_k is None else group.head(top_k)
+
+
+def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.Table:
+    """Join selected sources, page records and content vectors into :data:`SCORED_SOURCES_SCHEMA`.
+
+    Args:
+        selected: The output of :func:`select_sources`.
+        pages: Page records (crawler ``PAGE_SCHEMA``; ``url_key, status, error, text_full, text_main,
+            language`` are used), one row per ``url_key``.
+        vectors: Content vectors (judge ``CONTENT_VECTORS_SCHEMA``), one row per (url_key, query_id).
+    """
+    page_frame = pages.select(
+        ["url_key", "status", "error", "text_full", "text_main", "language"]
+    ).to_pandas()
+    text = page_frame["text_full"].where(page_frame["text_full"].notna(), page_frame["text_main"])
+    page_frame["text_content_length"] = text.str.len().astype("float64")
+    page_frame = page_frame.drop(columns=["text_full", "text_main"]).rename(
+        columns={"status": "page_status", "error": "page_error"}
+    )
+    vector_frame = vectors.select(["url_key", "query_id", *DIMENSION_KEYS, "judge_status"]).to_pandas()
+    frame = selected.to_pandas().merge(page_frame, on="url_key", how="left", validate="many_to_one")
+    frame = frame.merge(vector_frame, on=["url_key", "query_id"], how="left", validate="many_to_one")
+    frame["page_status"] = frame["page_status"].fillna(MISSING)
+    ok = frame["page_status"] == "ok"
+    frame.loc[ok & frame["judge_status"].isna(), "judge_status"] = MISSING
+    # Scores come from the judge only, for pages that were fetched; nothing is filled in.
+    frame.loc[~ok, list(DIMENSION_KEYS)] = float("nan")
+    frame.loc[~ok, "judge_status"] = None
+    frame.loc[~ok, "text_content_length"] = float("nan")
+    frame = frame.rename(columns={"system": "model_name", "canonical_url": "source_url"})
+    frame = frame.sort_values(["model_name", "query_id", "rank"], kind="stable")
+    return pa.Table.from_pandas(
+        frame[SCORED_SOURCES_SCHEMA.names], schema=SCORED_SOURCES_SCHEMA, preserve_index=False
+    )
+
+
+def status_counts(scores: pa.Table) -> dict[str, dict[str, int]]:
+    """Counts of sources per page status and per judge status (for the run summary)."""
+    frame = scores.select(["page_status", "judge_status"]).to_pandas()
+    return {
+        "page_status": {str(k): int(v) for k, v in frame["page_status"].value_counts().sort_index().items()},
+        "judge_status": {
+            str(k): int(v)
+            for k, v in frame["judge_status"].fillna("not_judged").value_counts().sort_index().items()
+        },
+    }
