@@ -1,0 +1,69 @@
+"""The configuration of one ``sourcebench collect`` run (YAML file and/or command-line flags)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from crawler.errors import InputError
+
+
+class CollectConfig(BaseModel):
+    """What to ask, whom to ask, and where to write."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    out: str = Field(..., description="Run directory: a local path or s3://bucket/prefix.")
+    systems: list[str] = Field(default_factory=list, description="System definition files (JSON/YAML).")
+    serp: list[str] = Field(default_factory=list, description="SERP result files as NAME=PATH.")
+    queries: str | None = Field(None, description="Queries CSV (query_id,query,query_type[,language]).")
+    template: str | None = Field(None, description="Query template file, expanded across `languages`.")
+    languages: list[str] = Field(default_factory=list, description="Languages to expand the template to.")
+    language: str | None = Field(None, description="Language tag for CSV queries that have none.")
+    skip_missing_translations: bool = Field(False, description="Skip, not fail on, a missing translation.")
+    sample_per_stratum: int | None = Field(
+        None, ge=1, description="Draw at most this many queries per (query_type, language)."
+    )
+    seed: int = Field(0, description="Seed of the stratified draw and of the backoff jitter.")
+    secrets: str | None = Field(None, description="Secrets file: a JSON/YAML mapping of names to API keys.")
+    chunk_size: int = Field(25, ge=1, description="(system, query) pairs per committed chunk.")
+    retry_failed: bool = Field(False, description="Ask again the pairs whose committed status is not ok.")
+    max_concurrency: int | None = Field(None, ge=1, description="Override every endpoint's max_concurrency.")
+    timeout_s: float | None = Field(None, gt=0, description="Override every endpoint's request timeout.")
+    max_attempts: int | None = Field(None, ge=1, description="Override every endpoint's max_attempts.")
+
+    @model_validator(mode="after")
+    def _one_query_source(self) -> CollectConfig:
+        if bool(self.queries) == bool(self.template):
+            raise ValueError("give exactly one of queries (a CSV) or template (a template file)")
+        if not self.systems and not self.serp:
+            raise ValueError("give at least one systems file or SERP file")
+        for item in self.serp:
+            name, sep, path = item.partition("=")
+            if not sep or not name or not path:
+                raise ValueError(f"serp entries are NAME=PATH, got {item!r}")
+        return self
+
+    def policy_overrides(self) -> dict[str, Any]:
+        names = ("max_concurrency", "timeout_s", "max_attempts")
+        return {n: getattr(self, n) for n in names if getattr(self, n) is not None}
+
+
+def load_collect_config(path: str | None, overrides: dict[str, Any]) -> CollectConfig:
+    """A YAML config file (optional) with command-line values on top (None values are ignored)."""
+    data: dict[str, Any] = {}
+    if path:
+        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, dict):
+            raise InputError(path, "expected a mapping of options")
+        data.update(loaded)
+    data.update({k: v for k, v in overrides.items() if v not in (None, [], False)})
+    try:
+        return CollectConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise InputError(path or "command line", err["msg"], field=field) from None
