@@ -1,0 +1,25 @@
+"""Judge engines behind one interface: ``signals`` (CPU rules), ``openai`` (HTTP), ``vllm`` (Ray Data LLM)."""
+
+from __future__ import annotations
+
+from judge.config import JudgeConfig
+from judge.engines.base import Completion, Outcome, Prompt
+from judge.engines.llm import LLMEngine
+
+
+def make_engine(config: JudgeConfig):
+    """The engine the config names (imports only what that engine needs)."""
+    if config.engine == "signals":
+        from judge.signals import SignalsJudge
+
+        return SignalsJudge(config)
+    if config.engine == "openai":
+        from judge.engines.openai_http import OpenAIEngine
+
+        return OpenAIEngine(config)
+    from judge.engines.vllm_ray import VLLMEngine
+
+    return VLLMEngine(config)
+
+
+__all__ = ["Completion", "LLMEngine", "Outcome", "Prompt", "make_engine"]

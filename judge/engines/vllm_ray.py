@@ -1,0 +1,144 @@
+"""Offline batch judging with vLLM through Ray Data LLM (``ray.data.llm``).
+
+One pass builds a processor (engine actors pinned by accelerator type / placement bundles), streams
+the rendered prompts through it in the order given (the run sorts them so that a page's stage
+requests are adjacent, which is what the prefix cache needs) and returns one Completion per prompt
+with the prompt, cached-prompt and output token counts vLLM measured.
+
+Ray Data LLM drops vLLM's per-request ``num_cached_tokens`` from its output rows, so the engine
+actors run a worker setup hook (``record_cached_tokens``) that copies it into the row's ``metrics``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from judge.config import JudgeConfig
+from judge.engines.base import Completion, Prompt
+from judge.engines.llm import LLMEngine
+from judge.prompts import TokenCounter
+
+_HOOK = "judge.engines.vllm_ray.record_cached_tokens"
+
+
+def record_cached_tokens() -> None:
+    """Worker setup hook: keep vLLM's ``num_cached_tokens`` in Ray Data LLM's output metrics."""
+    from ray.llm._internal.batch.stages import vllm_engine_stage as stage
+
+    original = stage.vLLMOutputData.from_vllm_engine_output.__func__
+    if getattr(original, "_sb_patched", False):
+        return
+
+    def from_vllm_engine_output(cls, output: Any):
+        data = original(cls, output)
+        cached = getattr(output, "num_cached_tokens", None)
+        data.metrics = {**(data.metrics or {}), "num_cached_tokens": int(cached or 0)}
+        return data
+
+    from_vllm_engine_output._sb_patched = True
+    stage.vLLMOutputData.from_vllm_engine_output = classmethod(from_vllm_engine_output)
+
+
+class VLLMEngine(LLMEngine):
+    """vLLM engines as Ray Data LLM actors."""
+
+    name = "vllm"
+
+    def __init__(self, config: JudgeConfig):
+        super().__init__(config)
+        self.settings = config.vllm
+
+    def token_counter(self) -> TokenCounter:
+        """The model's own tokenizer when the model is a local directory, else the estimate."""
+        tokenizer_file = Path(self.settings.model) / "tokenizer.json"
+        if tokenizer_file.is_file():
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+            return lambda text: len(tokenizer.encode(text, add_special_tokens=False).ids)
+        return super().token_counter()
+
+    def processor_config(self):
+        """The ``vLLMEngineProcessorConfig`` this engine runs (exposed for inspection and tests)."""
+        from ray.data.llm import vLLMEngineProcessorConfig
+
+        s = self.settings
+        engine_kwargs = {
+            "enable_prefix_caching": True,
+            "max_model_len": s.max_model_len,
+            "tensor_parallel_size": s.tensor_parallel_size,
+            "structured_outputs_config": {"backend": "xgrammar", "disable_any_whitespace": True},
+            **({"gpu_memory_utilization": s.gpu_memory_utilization} if s.placement_bundles is None else {}),
+            **s.engine_kwargs,
+        }
+        placement = {"bundles": s.placement_bundles} if s.placement_bundles is not None else None
+        return vLLMEngineProcessorConfig(
+            model_source=s.model,
+            engine_kwargs=engine_kwargs,
+            batch_size=s.batch_size,
+            concurrency=s.concurrency,
+            accelerator_type=s.accelerator_type,
+            placement_group_config=placement,
+            log_engine_metrics=False,
+            runtime_env={"env_vars": dict(s.env_vars), "worker_process_setup_hook": _HOOK},
+            chat_template_stage={"chat_template_kwargs": {"enable_thinking": s.enable_thinking}},
+            should_continue_on_error=True,
+        )
+
+    def generate(self, prompts: list[Prompt]) -> Iterator[Completion]:
+        """Run one batch pass over the prompts; yields completions as batches finish."""
+        if not prompts:
+            return
+        import ray
+        from ray.data.llm import build_processor
+
+        sampling = self.config.sampling.model_dump()
+
+        def preprocess(row: dict) -> dict:
+            return {
+                "key": row["key"],
+                "messages": json.loads(row["messages"]),
+                "sampling_params": {**sampling, "structured_outputs": {"json": json.loads(row["schema"])}},
+            }
+
+        def postprocess(row: dict) -> dict:
+            metrics = row.get("metrics") or {}
+            return {
+                "key": row["key"],
+                "text": row.get("generated_text"),
+                "prompt_tokens": int(row.get("num_input_tokens") or 0),
+                "cached_prompt_tokens": int(metrics.get("num_cached_tokens") or 0),
+                "output_tokens": int(row.get("num_generated_tokens") or 0),
+                "latency_s": float(row.get("time_taken_llm") or 0.0),
+            }
+
+        processor = build_processor(self.processor_config(), preprocess=preprocess, postprocess=postprocess)
+        items = [
+            {"key": p.key, "messages": json.dumps(p.messages), "schema": json.dumps(p.json_schema)}
+            for p in prompts
+        ]
+        ds = ray.data.from_items(items, override_num_blocks=max(1, len(items) // self.settings.batch_size))
+        seen: set[str] = set()
+        for row in processor(ds).iter_rows():
+            key = row.get("key")
+            error = row.get("__inference_error__")
+            if not key:
+                continue
+            seen.add(key)
+            if error:
+                yield Completion(key, None, error=f"vLLM inference error: {str(error)[:300]}")
+            else:
+                yield Completion(
+                    key,
+                    row["text"],
+                    row["prompt_tokens"],
+                    row["cached_prompt_tokens"],
+                    row["output_tokens"],
+                    row["latency_s"],
+                )
+        for p in prompts:
+            if p.key not in seen:
+                yield Completion(p.key, None, error="no output row from the vLLM processor")
