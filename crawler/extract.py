@@ -1,0 +1,215 @@
+"""Extraction of one fetched body into the content fields of a page record (usable without Scrapy).
+
+Libraries combined (speeds measured on this machine, see DESIGN.md and docs/crawler.md):
+
+- visible text (boilerplate included, the judge needs navigation/ad/CTA cues): resiliparse;
+- main text: trafilatura (``fast=True``; token F1 0.99 median on AEB against 0.95 for resiliparse),
+  falling back to resiliparse's main-content heuristic when trafilatura finds nothing;
+- publication/modification dates: JSON-LD and ``<meta>`` first (the publisher's own statement),
+  htmldate's original-date heuristics for pages without them;
+- authors: JSON-LD, then author ``<meta>`` tags, then byline/``itemprop=author`` markup;
+- title, site name, schema.org types/organization/person and layout signals: one selectolax tree;
+- language: py3langid on the main text (``<html lang>`` for very short pages);
+- registered domain and category: tldextract on its bundled suffix list (offline).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import re
+from typing import Any
+
+import htmldate
+import py3langid
+import trafilatura
+from resiliparse.extract.html2text import extract_plain_text
+from resiliparse.parse.html import HTMLTree
+from selectolax.lexbor import LexborHTMLParser
+
+from crawler.decoding import classify, decode_body, mime_type
+from crawler.domains import domain_category, registered_domain
+from crawler.metadata import (
+    StructuredData,
+    authors_from,
+    normalise_date,
+    read_structured_data,
+    site_name,
+    structured_dates,
+    title_of,
+)
+from crawler.signals import page_signals, text_signals
+
+logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+logging.getLogger("htmldate").setLevel(logging.CRITICAL)
+logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+#: Characters of main text given to the language identifier (longer adds time, not accuracy).
+LANGID_CHARS = 3000
+_LANG_ATTR = re.compile(r"^[a-zA-Z]{2,3}\b")
+
+
+def detect_language(text: str, declared: str | None = None) -> str | None:
+    """ISO 639-1 code of ``text``; the page's declared ``lang`` decides when there is too little text."""
+    declared_code = _LANG_ATTR.match(declared or "")
+    if len(text.strip()) < 100:
+        return declared_code.group(0).lower() if declared_code else None
+    code, _ = py3langid.classify(text[:LANGID_CHARS])
+    return code
+
+
+def _base_fields(url: str, body: bytes, content_type: str | None) -> dict[str, Any]:
+    return {
+        "content_type": mime_type(content_type) or None,
+        "bytes": len(body),
+        "content_sha256": hashlib.sha256(body).hexdigest(),
+        "domain": registered_domain(url),
+        "domain_category": domain_category(url),
+    }
+
+
+def _empty_content() -> dict[str, Any]:
+    return {
+        "title": None, "authors": [], "published_date": None, "modified_date": None, "site_name": None,
+        "language": None, "text_full": None, "text_main": None, "signals": None,
+    }  # fmt: skip
+
+
+def main_text(dom: HTMLTree, url: str) -> str:
+    """Main content: resiliparse's main-content pass reduced to minimal HTML, then trafilatura on it.
+
+    Measured on AEB (token F1 median / pages per second on one core): resiliparse alone 0.947 / 500,
+    trafilatura alone 0.991 / 89, this cascade 0.974 / 260. trafilatura removes the boilerplate
+    resiliparse keeps, and works on a document a tenth of the size.
+    """
+    reduced = extract_plain_text(
+        dom, preserve_formatting="minimal_html", main_content=True, alt_texts=False, list_bullets=False
+    )
+    if not reduced:
+        return ""
+    text = trafilatura.extract(
+        f"<html><body>{reduced}</body></html>",
+        url=url,
+        fast=True,
+        include_comments=False,
+        include_tables=True,
+    )
+    return text or extract_plain_text(dom, main_content=True, alt_texts=False, list_bullets=False) or ""
+
+
+def publication_dates(html: str, url: str, data: StructuredData) -> tuple[str | None, str | None]:
+    """(published, modified): structured data first, htmldate's original-date search for the rest.
+
+    Measured on the htmldate pages (exact original date): htmldate alone 0.883, this order 0.898.
+    """
+    published, modified = structured_dates(data)
+    if not published:
+        published = normalise_date(
+            htmldate.find_date(html, url=url, original_date=True, extensive_search=True)
+        )
+    return published, modified
+
+
+def extract_html(url: str, html: str) -> dict[str, Any]:
+    """Content fields of an HTML page (text, metadata, signals)."""
+    tree = LexborHTMLParser(html)
+    data = read_structured_data(tree)
+    dom = HTMLTree.parse(html)
+    text_full = extract_plain_text(dom, main_content=False, alt_texts=False, list_bullets=False) or ""
+    text_main = main_text(dom, url)
+    published, modified = publication_dates(html, url, data)
+    root_lang = tree.root.attributes.get("lang") if tree.root else None
+    return {
+        "title": title_of(tree, data),
+        "authors": authors_from(tree, data, text_full),
+        "published_date": published,
+        "modified_date": modified,
+        "site_name": site_name(data),
+        "language": detect_language(text_main or text_full, root_lang),
+        "text_full": text_full,
+        "text_main": text_main,
+        "signals": page_signals(tree, data, text_full, text_main),
+    }
+
+
+def pdf_text(body: bytes) -> tuple[str, dict[str, Any]]:
+    """Text and document info of a PDF (pypdf)."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(body))
+    text = "\n".join((page.extract_text() or "") for page in reader.pages)
+    info = reader.metadata or {}
+    return text, {
+        "title": (info.get("/Title") or None),
+        "author": (info.get("/Author") or None),
+        "created": info.get("/CreationDate"),
+        "modified": info.get("/ModDate"),
+    }
+
+
+def _pdf_date(value: Any) -> str | None:
+    match = re.match(r"(?:D:)?(\d{4})(\d{2})(\d{2})", str(value or ""))
+    return normalise_date(f"{match.group(1)}-{match.group(2)}-{match.group(3)}") if match else None
+
+
+def extract_text_document(url: str, text: str, title: str | None = None) -> dict[str, Any]:
+    """Content fields of a document without markup (plain text, or text pulled out of a PDF)."""
+    text = re.sub(r"[ \t]+\n", "\n", text).strip()
+    first_line = next((line.strip() for line in text.splitlines() if line.strip()), None)
+    return {
+        **_empty_content(),
+        "title": title or (first_line[:200] if first_line else None),
+        "language": detect_language(text),
+        "text_full": text,
+        "text_main": text,
+        "signals": text_signals(text),
+    }
+
+
+def extract_page(
+    url: str,
+    body: bytes,
+    content_type: str | None = None,
+    *,
+    min_text_chars: int = 25,
+) -> dict[str, Any]:
+    """Extract one fetched body into the content part of a page record.
+
+    Args:
+        url: The URL the body was served from (final URL after redirects).
+        body: The decompressed body.
+        content_type: The ``Content-Type`` header (may carry a wrong charset; decoding copes).
+        min_text_chars: Less visible text than this makes the status ``too_short``.
+
+    Returns:
+        A dict with ``status`` (ok, too_short, unsupported_type or error), ``error`` and the content
+        fields of PAGE_SCHEMA (``content_type, bytes, content_sha256, title, authors, published_date,
+        modified_date, site_name, language, domain, domain_category, text_full, text_main, signals``).
+    """
+    record = {"status": "ok", "error": None, **_base_fields(url, body, content_type), **_empty_content()}
+    kind = classify(content_type, body, url)
+    try:
+        if kind == "html":
+            record.update(extract_html(url, decode_body(body, content_type)))
+        elif kind == "text":
+            record.update(extract_text_document(url, decode_body(body, content_type)))
+        elif kind == "pdf":
+            text, info = pdf_text(body)
+            record.update(extract_text_document(url, text, title=info["title"]))
+            record["authors"] = [info["author"].strip()] if info["author"] and info["author"].strip() else []
+            record["published_date"] = _pdf_date(info["created"])
+            record["modified_date"] = _pdf_date(info["modified"])
+        else:
+            record.update(
+                status="unsupported_type",
+                error=f"content type {record['content_type'] or 'unknown'!r} is not extracted",
+            )
+            return record
+    except Exception as exc:  # a library failing on one hostile page must not end the crawl
+        record.update(_empty_content())
+        record.update(status="error", error=f"extraction failed: {type(exc).__name__}: {exc}"[:500])
+        return record
+    if len((record["text_full"] or "").strip()) < min_text_chars:
+        record.update(status="too_short", error=f"fewer than {min_text_chars} visible characters")
+    return record
