@@ -19,6 +19,7 @@ import platform
 import socket
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import metadata
@@ -89,6 +90,8 @@ class RunManifest:
 
     store: RunStore
     data: dict[str, Any] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """Stages may finish in parallel threads (streaming crawl + judge)."""
 
     @classmethod
     def open(cls, store: RunStore) -> RunManifest:
@@ -101,7 +104,8 @@ class RunManifest:
         return cls(store, data)
 
     def save(self) -> None:
-        self.store.write_json(MANIFEST_PATH, self.data)
+        with self.lock:
+            self.store.write_json(MANIFEST_PATH, self.data)
 
     def begin_attempt(self, config: dict[str, Any], inputs: dict[str, str], robots: dict[str, Any]) -> None:
         """Record the config, code version and input hashes of this attempt, and open it."""
@@ -123,7 +127,8 @@ class RunManifest:
         return self.data["stages"].get(name, {})
 
     def record_stage(self, name: str, **info: Any) -> None:
-        self.data["stages"][name] = {**self.data["stages"].get(name, {}), **info}
+        with self.lock:
+            self.data["stages"][name] = {**self.data["stages"].get(name, {}), **info}
         self.save()
 
     def end_attempt(self, status: str, summary: dict[str, Any] | None = None) -> None:
