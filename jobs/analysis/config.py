@@ -1,0 +1,58 @@
+"""Typed configuration of the report (loadable from YAML, overridable from the CLI)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from crawler.errors import InputError
+from jobs.analysis.run_summary import Prices
+
+
+class ReportConfig(BaseModel):
+    """What the report computes and which optional inputs it joins."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    serp_systems: list[str] = Field(
+        default_factory=list,
+        description="Systems whose citations are a search engine's ranked results (SERP overlap analysis).",
+    )
+    serp_top_k: int | None = Field(
+        None, ge=1, description="Compare against the SERP's top k results only (None: all results)."
+    )
+    n_boot: int = Field(1000, ge=1, description="Bootstrap replicates (queries resampled with replacement).")
+    seed: int = Field(0, description="Seed of the bootstrap draws; same seed, same intervals.")
+    confidence_level: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap intervals.")
+    system_metadata: str | None = Field(
+        None,
+        description="CSV/JSON/YAML of system factors (system, model, retrieval_tool, ...) for ablations.",
+    )
+    ablations: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="Factor pairs (rows, columns) to tabulate; default: the first two metadata factors.",
+    )
+    correctness_labels: str | None = Field(
+        None, description="CSV system,query_id,correct to correlate each dimension with answer accuracy."
+    )
+    prices: Prices | None = Field(None, description="Token prices for the judge cost estimate.")
+    min_cell_sources: int = Field(
+        1, ge=1, description="Breakdown cells with fewer sources than this are left blank."
+    )
+    title: str | None = Field(None, description="Report title (default: 'SourceBench audit: <run name>').")
+
+    @classmethod
+    def from_yaml(cls, path: str) -> ReportConfig:
+        """Load from a YAML file; a bad key or value raises :class:`InputError`."""
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise InputError(path, f"cannot read YAML: {exc}") from None
+        if not isinstance(data, dict):
+            raise InputError(path, "expected a mapping of report settings")
+        try:
+            return cls.model_validate(data.get("report", data))
+        except ValueError as exc:
+            raise InputError(path, str(exc)) from None

@@ -1,0 +1,119 @@
+"""Load what the report needs from a run directory (local or S3), every table but one optional.
+
+Only ``leaderboard/source_metrics`` is required. Page and judgment tables are read with a column
+projection (never the page text or raw model output), so a report over millions of pages reads
+little more than the status and token columns.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import pyarrow.dataset as ds
+
+from crawler.errors import InputError
+from crawler.storage import RunStore
+
+LEADERBOARD = "leaderboard"
+PAGE_COLUMNS = ("url_key", "url", "status", "error", "http_status", "rendered", "content_type", "domain")
+JUDGMENT_COLUMNS = (
+    "url_key",
+    "query_id",
+    "stage",
+    "status",
+    "engine",
+    "model",
+    "rubric_version",
+    "prompt_layout",
+    "prompt_tokens",
+    "cached_prompt_tokens",
+    "output_tokens",
+    "truncated_chars",
+    "latency_s",
+)
+
+
+@dataclass
+class RunData:
+    """The tables of one run, as pandas frames; None where the run lacks them."""
+
+    uri: str
+    """The run's URI."""
+    sources: pd.DataFrame
+    """``leaderboard/source_metrics``: one row per cited source with its scores."""
+    overall: pd.DataFrame | None = None
+    """``leaderboard/leaderboard_overall`` (the official overall table, maybe with interval columns)."""
+    by_query_type: pd.DataFrame | None = None
+    """``leaderboard/leaderboard_by_query_type``."""
+    manifest: dict[str, Any] | None = None
+    """``manifest.json``: configuration, code version, counts, timings."""
+    citations: pd.DataFrame | None = None
+    """``inputs/citations.parquet`` (``jobs.schemas.CITATIONS_SCHEMA``)."""
+    queries: pd.DataFrame | None = None
+    """``inputs/queries.parquet``."""
+    pages: pd.DataFrame | None = None
+    """``pages/*.parquet`` restricted to ``PAGE_COLUMNS``."""
+    judgments: pd.DataFrame | None = None
+    """``judgments/*.parquet`` restricted to ``JUDGMENT_COLUMNS``."""
+    missing: list[str] = field(default_factory=list)
+    """Relative paths of the optional inputs the run does not have."""
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.uri.rstrip("/")) or self.uri
+
+
+def read_frame(store: RunStore, relpath: str, columns: tuple[str, ...] | None = None) -> pd.DataFrame | None:
+    """A Parquet file or folder of parts as a DataFrame (only ``columns`` that exist); None if absent."""
+    if not store.exists(relpath):
+        return None
+    dataset = ds.dataset(store.path(relpath), filesystem=store.fs, format="parquet")
+    names = dataset.schema.names
+    wanted = [c for c in columns if c in names] if columns else names
+    return dataset.to_table(columns=wanted).to_pandas()
+
+
+def _leaderboard_table(store: RunStore, name: str) -> pd.DataFrame | None:
+    """``leaderboard/<name>.parquet`` if present, else the CSV twin."""
+    frame = read_frame(store, f"{LEADERBOARD}/{name}.parquet")
+    if frame is None and store.exists(f"{LEADERBOARD}/{name}.csv"):
+        with store.fs.open_input_stream(store.path(f"{LEADERBOARD}/{name}.csv")) as src:
+            frame = pd.read_csv(src, dtype={"query_id": str})
+    if frame is not None and "query_id" in frame:
+        frame["query_id"] = frame["query_id"].astype(str)
+    return frame
+
+
+def load_run(run_uri: str) -> RunData:
+    """Read a run for the report.
+
+    Raises:
+        InputError: the run has no ``leaderboard/source_metrics`` (run the reduce first).
+    """
+    store = RunStore(run_uri)
+    sources = _leaderboard_table(store, "source_metrics")
+    if sources is None:
+        raise InputError(
+            store.uri_of(LEADERBOARD, "source_metrics.parquet"),
+            "no source_metrics (.parquet or .csv): run `sourcebench reduce` on this run first",
+        )
+    data = RunData(uri=run_uri, sources=sources)
+    data.overall = _leaderboard_table(store, "leaderboard_overall")
+    data.by_query_type = _leaderboard_table(store, "leaderboard_by_query_type")
+    data.manifest = store.read_json("manifest.json") if store.exists("manifest.json") else None
+    data.citations = read_frame(store, "inputs/citations.parquet")
+    data.queries = read_frame(store, "inputs/queries.parquet")
+    data.pages = read_frame(store, "pages", PAGE_COLUMNS)
+    data.judgments = read_frame(store, "judgments", JUDGMENT_COLUMNS)
+    optional = {
+        "leaderboard/leaderboard_overall": data.overall,
+        "manifest.json": data.manifest,
+        "inputs/citations.parquet": data.citations,
+        "pages/": data.pages,
+        "judgments/": data.judgments,
+    }
+    data.missing = [name for name, value in optional.items() if value is None]
+    return data

@@ -1,0 +1,423 @@
+"""Turn the analyses of a run into report sections (tables, figures, notes), in reading order."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pandas as pd
+
+from jobs.analysis import figures
+from jobs.analysis.analyses import UNWEIGHTED, WEIGHTED, Analyses
+from jobs.analysis.config import ReportConfig
+from jobs.analysis.document import Code, Note, Report, Section, Table, with_interval
+from jobs.analysis.run_data import RunData
+from judge.rubric import DIMENSIONS, RUBRIC_VERSION
+
+PCT = "{:.1f}"
+USAGE_LABELS = {
+    "prompt_layout": "layout",
+    "prompt_tokens": "prompt tokens",
+    "cached_prompt_tokens": "cached prompt tokens",
+    "output_tokens": "output tokens",
+    "cache_hit_pct": "cache hit %",
+    "latency_s_mean": "mean latency (s)",
+    "cost_usd": "cost (USD)",
+}
+COUNT_LABELS = ("requests", "scored", "unscorable", "error", "skipped", "truncated")
+INT = "{:,.0f}"
+
+
+def _notes(analyses: Analyses, key: str) -> list[Note]:
+    return [Note(text) for text in analyses.notes.get(key, [])]
+
+
+def _beats_next(analyses: Analyses) -> list[float]:
+    """P(system at rank i beats the system at rank i + 1), NaN for the last."""
+    pairs = analyses.pairwise.set_index(["system_a", "system_b"])["p_a_beats_b"]
+    names = analyses.leaderboard["model_name"].tolist()
+    return [float(pairs.get((a, b), float("nan"))) for a, b in zip(names, names[1:], strict=False)] + [
+        float("nan")
+    ]
+
+
+def leaderboard_section(analyses: Analyses, config: ReportConfig, colors: dict) -> Section:
+    lb = analyses.leaderboard
+    level = f"{config.confidence_level:.0%}"
+    serps = set(config.serp_systems)
+    table = pd.DataFrame(
+        {
+            "Rank": lb["rank"],
+            "System": lb["model_name"],
+            **({"Kind": lb["model_name"].map(lambda n: "SERP" if n in serps else "")} if serps else {}),
+            f"Weighted score (0-100) [{level} CI]": [
+                with_interval(v, lo, hi)
+                for v, lo, hi in zip(lb[WEIGHTED], lb["weighted_ci_low"], lb["weighted_ci_high"], strict=True)
+            ],
+            f"Unweighted mean (1-5) [{level} CI]": [
+                with_interval(v, lo, hi, digits=3)
+                for v, lo, hi in zip(
+                    lb[UNWEIGHTED], lb["unweighted_ci_low"], lb["unweighted_ci_high"], strict=True
+                )
+            ],
+            "P(beats next)": _beats_next(analyses),
+            "Sources": lb["num_sources"],
+            "Queries": lb["num_queries"],
+            **({"Complete": lb["num_complete_scores"]} if "num_complete_scores" in lb else {}),
+            "Tied with (intervals overlap)": lb["weighted_tied_with"].replace("", "–"),
+        }
+    )
+    origin = "the reduce (leaderboard_overall)" if analyses.intervals_source == "reduce" else "this report"
+    blocks = [
+        Table(table, formats={"P(beats next)": "{:.0%}", "Sources": INT, "Queries": INT, "Complete": INT}),
+        figures.leaderboard_intervals(lb, colors, config.confidence_level),
+        Note(
+            f"Intervals: percentile bootstrap over queries ({config.n_boot} replicates, seed {config.seed}), "
+            f"computed by {origin}. Systems whose intervals overlap are listed as tied: the data do not "
+            "separate them. 'P(beats next)' is the share of paired replicates in which a system "
+            "scores above the "
+            "system ranked just below it."
+        ),
+    ]
+    if len(lb) >= 2:
+        order = lb["model_name"].tolist()
+        blocks.append(figures.win_probability_matrix(analyses.pairwise, order))
+    return Section(
+        "leaderboard",
+        "Leaderboard",
+        "Each system's score is the mean over its cited sources of the weighted total (content "
+        "dimensions x3, "
+        "others x2, scaled so that all-5 = 100) and of the unweighted mean of the 8 dimensions.",
+        blocks,
+    )
+
+
+def dimensions_section(analyses: Analyses, colors: dict) -> Section:
+    order = analyses.leaderboard["model_name"].tolist()
+    means = analyses.dimension_means.reindex(order)
+    means.columns = [f"{d.code} {d.label}" for d in DIMENSIONS]
+    means.index.name = "System"
+    return Section(
+        "dimensions",
+        "Scores per dimension",
+        "Mean 1-5 score of each system's sources on each rubric dimension (best per dimension in bold).",
+        [
+            figures.dimension_bars(analyses.dimension_means, order, colors),
+            Table(
+                means,
+                index=True,
+                formats={c: "{:.2f}" for c in means.columns},
+                highlight_max=list(means.columns),
+            ),
+        ],
+    )
+
+
+def _breakdown_blocks(
+    means: pd.DataFrame, counts: pd.DataFrame, order: list[str], key: str, label: str
+) -> list[Any]:
+    means = means.reindex([s for s in order if s in means.index])
+    counts = counts.reindex(means.index)
+    means.index.name = counts.index.name = "System"
+    levels = [c for c in means.columns if c != "all"]
+    return [
+        Table(
+            means,
+            index=True,
+            caption=f"Mean weighted score by {label}",
+            highlight_max=list(means.columns),
+            formats={c: "{:.2f}" for c in means.columns},
+        ),  # fmt: skip
+        figures.heatmap(
+            means[levels],
+            key,
+            f"Weighted score by {label}",
+            cmap="viridis",
+            alt=f"Heatmap of each system's mean weighted score per {label}.",
+            caption="Blank cells: no (or too few) sources.",
+        ),
+        Table(
+            counts, index=True, caption=f"Sources per system and {label}", formats={c: INT for c in counts}
+        ),
+    ]
+
+
+def breakdown_sections(analyses: Analyses) -> list[Section]:
+    order = analyses.leaderboard["model_name"].tolist()
+    sections = [
+        Section(
+            "query-types",
+            "By query type",
+            "The five SourceBench intents: VACOS (shopping), DebateQA (debate), HotpotQA "
+            "(multi-hop), Pinocchios "
+            "(fact-check), QuoraQuestions (community Q&A). Systems can rank differently per intent.",
+            _breakdown_blocks(*analyses.by_query_type, order, "query_types", "query type"),
+        )
+    ]
+    language_blocks = (
+        _breakdown_blocks(*analyses.by_language, order, "languages", "language")
+        if analyses.by_language is not None
+        else _notes(analyses, "language")
+    )
+    sections.append(
+        Section("languages", "By language", "Language of the query (ISO 639-1).", language_blocks)
+    )
+    return sections
+
+
+def correlations_section(analyses: Analyses) -> Section:
+    corr = analyses.correlations.copy()
+    labels = [f"{d.code} {d.label}" for d in DIMENSIONS]
+    corr.index, corr.columns = labels, [d.code for d in DIMENSIONS]
+    return Section(
+        "correlations",
+        "Correlations between dimensions",
+        "Spearman rank correlation between the 8 dimensions over all scored sources "
+        "(pairwise-complete). High "
+        "values mean two dimensions carry overlapping information.",
+        [
+            figures.heatmap(
+                corr,
+                "correlations",
+                "Spearman correlation of the rubric dimensions",
+                cmap="RdBu_r",
+                vmin=-1,
+                vmax=1,
+                fmt="{:.2f}",
+                alt="Heatmap of the Spearman correlation matrix of the 8 rubric dimensions.",
+            ),
+            Table(corr, index=True, formats={c: "{:.2f}" for c in corr.columns}),
+        ],
+    )
+
+
+def overlap_section(analyses: Analyses, config: ReportConfig, colors: dict) -> Section:
+    blocks: list[Any] = _notes(analyses, "overlap")
+    if analyses.overlap is not None and analyses.overlap_joined is not None:
+        joined = analyses.overlap_joined.sort_values(["serp_system", WEIGHTED], ascending=[True, False])
+        table = joined.rename(
+            columns={
+                "system": "System",
+                "serp_system": "SERP",
+                "num_queries": "Queries",
+                "num_sources": "Sources",
+                "url_overlap_pct": "URL overlap %",
+                "domain_overlap_pct": "Domain overlap %",
+                WEIGHTED: "Weighted score",
+            }
+        )
+        blocks.append(Table(table, formats={"URL overlap %": PCT, "Domain overlap %": PCT, "Sources": INT}))
+        for _, group in joined.groupby("serp_system", sort=True):
+            if len(group) >= 2:
+                blocks.append(figures.overlap_scatter(group, analyses.overlap_stats, colors))
+        stats = analyses.overlap_stats.rename(
+            columns={
+                "serp_system": "SERP",
+                "level": "Level",
+                "n_systems": "Systems",
+                "spearman_rho": "Spearman rho",
+                "spearman_p": "p-value",
+                "pearson_r": "Pearson r",
+            }  # fmt: skip
+        )
+        stat_formats = {"Spearman rho": "{:.3f}", "p-value": "{:.3g}", "Pearson r": "{:.3f}"}
+        blocks.append(Table(stats, caption="Score vs overlap across systems", formats=stat_formats))
+        if analyses.overlap_split is not None and len(analyses.overlap_split):
+            rank = dict(zip(analyses.leaderboard["model_name"], analyses.leaderboard["rank"], strict=True))
+            split = analyses.overlap_split.sort_values("system", key=lambda names: names.map(rank))
+            split = split.rename(
+                columns={
+                    "system": "System",
+                    "in_serp_score": "Score, URL in SERP",
+                    "not_in_serp_score": "Score, URL not in SERP",
+                    "in_serp_sources": "Sources in SERP",
+                    "not_in_serp_sources": "Sources not in SERP",
+                }  # fmt: skip
+            )
+            blocks.append(
+                Table(split, caption=f"Source scores split by presence in {config.serp_systems[0]}")
+            )
+    top_k = f" (top {config.serp_top_k} results)" if config.serp_top_k else ""
+    return Section(
+        "overlap",
+        "Overlap with search-engine results",
+        f"Share of each system's cited sources that the search engine also returned for the same "
+        f"query{top_k}, "
+        "by canonical URL and by registered domain. The paper found an inverse relation: systems "
+        "that lean on "
+        "the search engine's results cite lower-quality sources (GPT-5: 15.99 % overlap, rank 1; Tavily: "
+        "55.45 %, rank 12).",
+        blocks,
+    )
+
+
+def ablation_sections(analyses: Analyses) -> list[Section]:
+    ablation_blocks: list[Any] = _notes(analyses, "ablation")
+    for name, table in analyses.ablations.items():
+        ablation_blocks.append(
+            Table(
+                table,
+                index="systems" not in table.columns,
+                caption=f"Mean weighted score: {name}",
+                formats={c: "{:.2f}" for c in table.columns if c not in ("systems", "sources")},
+            )  # fmt: skip
+        )
+    correctness_blocks: list[Any] = _notes(analyses, "correctness")
+    if analyses.correctness is not None:
+        labels = {d.key: f"{d.code} {d.label}" for d in DIMENSIONS}
+        labels.update({WEIGHTED: "Weighted total", UNWEIGHTED: "Unweighted mean"})
+        table = analyses.correctness.assign(score=analyses.correctness["score"].map(labels)).rename(
+            columns={
+                "score": "Score",
+                "spearman_rho": "Spearman rho",
+                "spearman_p": "p-value",
+                "pearson_r": "Pearson r",
+                "mean_when_correct": "Mean if correct",
+                "mean_when_incorrect": "Mean if incorrect",
+            }  # fmt: skip
+        )
+        correctness_blocks.append(Table(table, formats={"p-value": "{:.3g}", "Spearman rho": "{:.3f}",
+                                                        "Pearson r": "{:.3f}"}))  # fmt: skip
+    return [
+        Section(
+            "ablation",
+            "Ablations by system factor",
+            "Scores grouped by system metadata (for example model x retrieval tool); cells and margins are "
+            "means over sources.",
+            ablation_blocks,
+        ),  # fmt: skip
+        Section(
+            "correctness",
+            "Source quality vs answer correctness",
+            "Per (system, query): mean source score of each dimension against the answer's "
+            "correctness label.",
+            correctness_blocks,
+        ),  # fmt: skip
+    ]
+
+
+def crawl_section(analyses: Analyses) -> Section:
+    blocks: list[Any] = [
+        Table(analyses.funnel, caption="From citation to scored source", formats={"count": INT})
+    ]
+    blocks += _notes(analyses, "crawl")
+    if analyses.statuses is not None:
+        blocks.append(figures.status_bars(analyses.statuses))
+        blocks.append(Table(analyses.statuses, formats={"pages": INT, "share_pct": PCT}))
+    if analyses.failures is not None and len(analyses.failures):
+        blocks.append(
+            Table(analyses.failures, caption="Most frequent failure reasons", formats={"pages": INT})
+        )
+    return Section(
+        "crawl",
+        "Crawl funnel",
+        "How many cited URLs were fetched, how many failed and why. Failed pages are explicit status "
+        "rows; they "
+        "are never given a default score.",
+        blocks,
+    )
+
+
+def judge_section(analyses: Analyses) -> Section:
+    blocks: list[Any] = _notes(analyses, "judge")
+    if analyses.usage is not None:
+        quiet = [c for c in ("unscorable", "error", "skipped", "truncated") if not analyses.usage[c].any()]
+        usage = analyses.usage.drop(columns=quiet).rename(columns=USAGE_LABELS)
+        formats = {c: INT for c in usage.columns if c.endswith("tokens") or c in COUNT_LABELS}
+        formats.update({"cache hit %": PCT, "mean latency (s)": "{:.2f}", "cost (USD)": "${:,.4f}"})
+        blocks += [Table(usage, formats=formats), figures.token_bars(usage)]
+        if "cost (USD)" not in usage:
+            blocks.append(Note("No token prices configured (report.prices): tokens only, no cost estimate."))
+    return Section(
+        "judge",
+        "Judge tokens and cost",
+        "Requests per engine, model, prompt layout and stage; prompt tokens served from the prefix cache are "
+        "counted separately (cache hit %). 'truncated' counts requests whose page text was cut to fit the "
+        "token budget. Status columns that are zero everywhere are not shown.",
+        blocks,
+    )
+
+
+def _flatten(payload: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
+    if isinstance(payload, dict) and depth < 3:
+        rows: list[tuple[str, str]] = []
+        for key, value in payload.items():
+            rows += _flatten(value, f"{prefix}{key}.", depth + 1)
+        return rows
+    text = (
+        json.dumps(payload, ensure_ascii=False, default=str)
+        if isinstance(payload, list | dict)
+        else str(payload)
+    )
+    return [(prefix.rstrip("."), text if len(text) <= 120 else text[:117] + "...")]
+
+
+def configuration_section(run: RunData, config: ReportConfig) -> Section:
+    settings = pd.DataFrame(
+        [
+            ("run", run.uri),
+            ("rubric version (this code)", RUBRIC_VERSION),
+            ("bootstrap", f"{config.n_boot} replicates, seed {config.seed}, level {config.confidence_level}"),
+            ("SERP systems", ", ".join(config.serp_systems) or "–"),
+            ("inputs absent from the run", ", ".join(run.missing) or "none"),
+        ],
+        columns=["setting", "value"],
+    )
+    blocks: list[Any] = [Table(settings, caption="Report settings")]
+    if run.manifest:
+        rows = _flatten(run.manifest)
+        blocks.append(
+            Table(pd.DataFrame(rows[:80], columns=["manifest key", "value"]), caption="Run manifest")
+        )
+        blocks.append(
+            Code(json.dumps(run.manifest, indent=2, ensure_ascii=False, default=str), "Full manifest.json")
+        )
+    else:
+        blocks.append(Note("This run has no manifest.json.", "warning"))
+    return Section("configuration", "Run configuration", "", blocks)
+
+
+def _code_version(manifest: dict[str, Any] | None) -> str:
+    """``0123456789ab (dirty)`` from the manifest's ``code_version`` (a dict or a plain string)."""
+    version = (manifest or {}).get("code_version")
+    if isinstance(version, dict):
+        sha = str(version.get("git") or version.get("package") or "")
+        return (sha[:12] + (" (dirty)" if version.get("dirty") else "")) if sha else ""
+    return str(version or "")
+
+
+def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Report:
+    """All sections of the report in reading order, with the headline cards."""
+    colors = figures.system_colors(analyses.leaderboard["model_name"].tolist())
+    lb = analyses.leaderboard
+    best = lb.iloc[0] if len(lb) else None
+    cards = [
+        ("systems", f"{len(lb)}"),
+        ("queries", f"{run.sources['query_id'].nunique():,}"),
+        ("scored sources", f"{len(run.sources):,}"),
+    ]
+    if run.pages is not None:
+        cards.append(
+            ("pages fetched ok", f"{int((run.pages['status'] == 'ok').sum()):,} / {len(run.pages):,}")
+        )
+    if analyses.usage is not None:
+        total = analyses.usage.iloc[-1]
+        cards.append(("judge tokens", f"{int(total['prompt_tokens'] + total['output_tokens']):,}"))
+    if best is not None:
+        cards.append(("top system", f"{best['model_name']} ({best[WEIGHTED]:.2f})"))
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    code = _code_version(run.manifest)
+    subtitle = f"Run {run.uri} · generated {generated}" + (f" · code {code}" if code else "")
+    sections = [
+        leaderboard_section(analyses, config, colors),
+        dimensions_section(analyses, colors),
+        *breakdown_sections(analyses),
+        correlations_section(analyses),
+        overlap_section(analyses, config, colors),
+        *ablation_sections(analyses),
+        crawl_section(analyses),
+        judge_section(analyses),
+        configuration_section(run, config),
+    ]
+    return Report(config.title or f"SourceBench audit: {run.name}", subtitle, cards, sections)
