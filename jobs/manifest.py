@@ -7,7 +7,7 @@ rewritten atomically after each stage, so a killed run leaves the manifest of it
 Fields: ``run``, ``created_at``, ``code_version`` (``git`` sha, ``dirty``, ``package``), ``config``,
 ``inputs`` (path -> sha256), ``robots`` (whether robots.txt was obeyed, and who overrode it),
 ``stages`` (name -> ``{status, fingerprint, started_at, finished_at, wall_s, counts}``),
-``attempts`` (list of ``{started_at, finished_at, status, host, python, ray}``).
+``attempts`` (list of ``{started_at, finished_at, status, host, python, python_executable, ray}``).
 """
 
 from __future__ import annotations
@@ -117,6 +117,7 @@ class RunManifest:
                 "status": "running",
                 "host": socket.gethostname(),
                 "python": sys.version.split()[0],
+                "python_executable": sys.executable,
                 "platform": platform.platform(),
                 "ray": metadata.version("ray"),
             }
