@@ -22,7 +22,9 @@ from urllib.parse import urlsplit
 #: Values of ``citation_source`` in the answers table.
 CITATION_SOURCES = ("annotations", "search_results", "answer_text", "none")
 
-_MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?(https?://[^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_MARKDOWN_LINK = re.compile(
+    r"\[[^\]\n]*\]\(\s*<?(https?://(?:[^()\s<>]|\([^()\s<>]*\))+)>?(?:\s+\"[^\"]*\")?\s*\)"
+)
 _BARE_URL = re.compile(r"https?://[^\s<>\"'`\]\[{}|\\^]+")
 _TRAILING = ".,;:!?'\"»”’…*_"
 

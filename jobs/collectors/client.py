@@ -125,8 +125,9 @@ class EndpointClient:
             wait: float | None = None
             sent = time.monotonic()
             try:
-                response = await self.http.post(url, json=body, headers=self.headers, timeout=timeout)
-            except httpx.TimeoutException as exc:
+                async with asyncio.timeout(policy.timeout_s):  # a total deadline, not per read
+                    response = await self.http.post(url, json=body, headers=self.headers, timeout=timeout)
+            except (httpx.TimeoutException, TimeoutError) as exc:
                 error = f"timed out after {policy.timeout_s}s ({type(exc).__name__})"
                 result = self.failure("timeout", attempt, start, error)
             except httpx.HTTPError as exc:

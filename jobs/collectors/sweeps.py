@@ -190,6 +190,7 @@ def stratified_sample(
 
     The draw depends only on the seed and the query ids (rows are ordered by id before drawing), so the
     same seed picks the same queries whatever the input order. A null value is a stratum of its own.
+    The sample keeps the input's row order.
     """
     if per_stratum < 1:
         raise ValueError("per_stratum must be at least 1")
@@ -203,4 +204,4 @@ def stratified_sample(
     for key in sorted(strata, key=lambda k: tuple("" if v is None else str(v) for v in k)):
         members = strata[key]
         chosen += members if len(members) <= per_stratum else rng.sample(members, per_stratum)
-    return table.take(sorted(chosen))
+    return table.take(sorted(chosen))  # input order
