@@ -28,7 +28,7 @@ from jobs.inputs import load_enriched_scores, load_query_types, official_score
 from jobs.leaderboard.aggregate import LeaderboardAccumulator
 from jobs.leaderboard.intervals import add_intervals
 from jobs.leaderboard.metrics import SOURCE_METRICS_SCHEMA, add_source_metrics, included_mask
-from jobs.leaderboard.writers import StreamingCsv, leaderboard_payload, write_leaderboard_files
+from jobs.leaderboard.writers import StreamingCsv, csv_rows, leaderboard_payload, write_leaderboard_files
 from jobs.ray_runtime import RayConfig, ensure_ray
 from jobs.schemas import SOURCE_SCORES_SCHEMA
 from judge.rubric import DIMENSION_KEYS
@@ -146,12 +146,26 @@ def reduce_specs(
     return reduce_dataset(dataset, RunStore(out_uri), config, runs)
 
 
+def summarize_batch(batch: pa.Table) -> pa.Table:
+    """Worker side: per-source metrics of one batch, as Arrow IPC plus their CSV text (one row)."""
+    metrics = add_source_metrics(batch).cast(SOURCE_METRICS_SCHEMA)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, SOURCE_METRICS_SCHEMA) as writer:
+        writer.write_table(metrics)
+    return pa.table(
+        {
+            "metrics_ipc": pa.array([sink.getvalue().to_pybytes()], pa.large_binary()),
+            "csv": pa.array([csv_rows(metrics)], pa.large_binary()),
+        }
+    )
+
+
 def reduce_dataset(
     dataset, out: RunStore, config: ReduceConfig, runs: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """Compute per-source metrics in Ray, stream them to ``source_metrics`` and aggregate in one pass."""
+    """Stream source metrics computed in Ray workers to ``source_metrics`` and aggregate them in one pass."""
     started = time.monotonic()
-    metrics = dataset.map_batches(add_source_metrics, batch_format="pyarrow", batch_size=config.batch_size)
+    summaries = dataset.map_batches(summarize_batch, batch_format="pyarrow", batch_size=config.batch_size)
     accumulator = LeaderboardAccumulator()
     rows = 0
     with (
@@ -160,9 +174,9 @@ def reduce_dataset(
     ):
         csv_out = StreamingCsv(csv_file, SOURCE_METRICS_SCHEMA.names)
         with pq.ParquetWriter(pq_file, SOURCE_METRICS_SCHEMA, compression="zstd") as parquet_out:
-            for batch in metrics.iter_batches(batch_format="pyarrow", batch_size=None):
-                table = batch.cast(SOURCE_METRICS_SCHEMA)
-                csv_out.write_table(table)
+            for summary in summaries.iter_batches(batch_format="pyarrow", batch_size=1):
+                table = pa.ipc.open_stream(summary["metrics_ipc"][0].as_py()).read_all()
+                csv_out.write_bytes(summary["csv"][0].as_py())
                 parquet_out.write_table(table)
                 keep = included_mask(table, config.policy)
                 seq = pa.array(range(rows, rows + table.num_rows), pa.int64())

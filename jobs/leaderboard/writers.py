@@ -13,7 +13,9 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from crawler.storage import RunStore
 from judge.rubric import DIMENSION_KEYS, WEIGHTED_SCALE, WEIGHTS
@@ -29,20 +31,69 @@ MAIN_TABLE_COLUMNS = (
 
 
 class StreamingCsv:
-    """Writes CSV rows batch by batch into an open binary file."""
+    """Writes CSV rows batch by batch into an open binary file, formatted like Python's ``csv`` module."""
 
     def __init__(self, binary: io.BufferedWriter, columns: Sequence[str]):
-        self.text = io.TextIOWrapper(binary, encoding="utf-8", newline="", write_through=False)
-        self.writer = csv.writer(self.text)
-        self.writer.writerow(columns)
-        self.columns = columns
+        self.binary = binary
+        self.columns = list(columns)
+        header = io.StringIO(newline="")
+        csv.writer(header).writerow(self.columns)
+        binary.write(header.getvalue().encode("utf-8"))
 
-    def write_table(self, table: pa.Table) -> None:
-        self.writer.writerows(zip(*(table.column(c).to_pylist() for c in self.columns), strict=True))
+    def write_bytes(self, rows: bytes) -> None:
+        """Append rows already formatted by :func:`csv_rows` (e.g. in a Ray worker)."""
+        self.binary.write(rows)
 
     def close(self) -> None:
-        self.text.flush()
-        self.text.detach()
+        self.binary.flush()
+
+
+#: Floats in this magnitude range print the same (shortest round-trip digits, no exponent) in Arrow
+#: and in Python's ``repr``; others are formatted by ``repr`` itself.
+_PLAIN_FLOAT_RANGE = (1e-4, 1e9)
+
+
+def csv_cells(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """One column as CSV cell text, exactly as ``csv.writer`` would write each Python value."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    kind = column.type
+    if pa.types.is_floating(kind):
+        values = column.cast(pa.float64())
+        magnitude = pc.abs(values)
+        plain = pc.or_(
+            pc.equal(magnitude, 0.0),
+            pc.and_(
+                pc.greater_equal(magnitude, _PLAIN_FLOAT_RANGE[0]), pc.less(magnitude, _PLAIN_FLOAT_RANGE[1])
+            ),
+        )
+        text = values.cast(pa.string())
+        needs_point = pc.invert(pc.match_substring(text, "."))  # plain-range values have no exponent
+        text = pc.if_else(needs_point, pc.binary_join_element_wise(text, ".0", ""), text)
+        odd = pc.and_(pc.is_valid(values), pc.invert(pc.fill_null(plain, True)))
+        if pc.any(odd).as_py():
+            python = pa.array([None if v is None else repr(v) for v in values.to_pylist()], pa.string())
+            text = pc.if_else(odd, python, text)
+        return pc.fill_null(text, "")
+    if pa.types.is_boolean(kind):
+        return pc.fill_null(pc.if_else(column, "True", "False"), "")
+    if pa.types.is_integer(kind):
+        return pc.fill_null(column.cast(pa.string()), "")
+    text = pc.fill_null(column.cast(pa.string()), "")
+    needs_quotes = pc.match_substring(text, ",")
+    for special in ('"', "\r", "\n"):
+        needs_quotes = pc.or_(needs_quotes, pc.match_substring(text, special))
+    quoted = pc.binary_join_element_wise('"', pc.replace_substring(text, '"', '""'), '"', "")
+    return pc.if_else(needs_quotes, quoted, text)
+
+
+def csv_rows(table: pa.Table) -> bytes:
+    """The CSV text (``\\r\\n`` line ends, as ``csv.writer``) of a table's rows."""
+    cells = [csv_cells(table.column(i)) for i in range(table.num_columns)]
+    cells = [cell.cast(pa.large_string()) for cell in cells]
+    empty, comma, newline = (pa.scalar(text, pa.large_string()) for text in ("", ",", "\r\n"))
+    lines = pc.binary_join_element_wise(pc.binary_join_element_wise(*cells, comma), empty, newline)
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int64)[lines.offset : lines.offset + len(lines) + 1]
+    return lines.buffers()[2].to_pybytes()[offsets[0] : offsets[-1]]
 
 
 def rows_to_csv(rows: list[dict[str, Any]]) -> str:

@@ -19,8 +19,16 @@ from jobs.inputs import load_enriched_scores, load_query_types
 from jobs.ray_runtime import RayConfig, ensure_ray
 from jobs.reduce import ReduceConfig, RunSpec, reduce_specs
 
-KEYS = ["semantic_relevance", "factual_accuracy", "freshness", "objectivity_tone",
-        "layout_ad_density", "accountability", "transparency", "authority"]
+KEYS = [
+    "semantic_relevance",
+    "factual_accuracy",
+    "freshness",
+    "objectivity_tone",
+    "layout_ad_density",
+    "accountability",
+    "transparency",
+    "authority",
+]
 W = {"semantic_relevance": 3, "factual_accuracy": 3, "objectivity_tone": 3}
 TYPES = ["VACOS", "DebateQA", "HotpotQA", "Pinocchios", "QuoraQuestions"]
 
@@ -55,11 +63,21 @@ def make_enriched(rng: random.Random, n_queries: int) -> list:
         sources = []
         for j in range(rng.randint(0, 7)):
             vector = {k: messy_value(rng) for k in KEYS if rng.random() > 0.05}
-            sources.append({"agg_source_id": j, "url_canonical": f"https://s{j}.example/{q}",
-                            "text_content_length": rng.randint(0, 5000),
-                            "content_vector": vector if rng.random() > 0.04 else "broken"})
-        records.append({"query_id": q if rng.random() < 0.5 else str(q), "query_text": f"query {q}",
-                        "aggregated_sources": sources})
+            sources.append(
+                {
+                    "agg_source_id": j,
+                    "url_canonical": f"https://s{j}.example/{q}",
+                    "text_content_length": rng.randint(0, 5000),
+                    "content_vector": vector if rng.random() > 0.04 else "broken",
+                }
+            )
+        records.append(
+            {
+                "query_id": q if rng.random() < 0.5 else str(q),
+                "query_text": f"query {q}",
+                "aggregated_sources": sources,
+            }
+        )
     return records
 
 
@@ -87,20 +105,28 @@ def reference(runs: dict, qtypes: dict, policy: str):
                     continue
                 vals = [reference_value(s["content_vector"].get(k)) for k in KEYS]
                 present = [v for v in vals if v is not None]
-                sources.append({
-                    "system": system, "qid": str(int(rec["query_id"])), "qtype": qtypes[str(int(rec["query_id"]))],
-                    "weighted": sum((v or 0.0) * W.get(k, 2) for k, v in zip(KEYS, vals)) * 100 / 95,
-                    "unweighted": sum(present) / len(present) if present else None,
-                    "complete": len(present) == 8,
-                })
+                sources.append(
+                    {
+                        "system": system,
+                        "qid": str(int(rec["query_id"])),
+                        "qtype": qtypes[str(int(rec["query_id"]))],
+                        "weighted": sum((v or 0.0) * W.get(k, 2) for k, v in zip(KEYS, vals, strict=True)) * 100 / 95,
+                        "unweighted": sum(present) / len(present) if present else None,
+                        "complete": len(present) == 8,
+                    }
+                )
     if policy == "complete":
         sources = [s for s in sources if s["complete"]]
 
     def agg(group):
         un = [s["unweighted"] for s in group if s["unweighted"] is not None]
-        return {"weighted": sum(s["weighted"] for s in group) / len(group),
-                "unweighted": sum(un) / len(un) if un else None, "n": len(group),
-                "queries": len({s["qid"] for s in group}), "complete": sum(s["complete"] for s in group)}
+        return {
+            "weighted": sum(s["weighted"] for s in group) / len(group),
+            "unweighted": sum(un) / len(un) if un else None,
+            "n": len(group),
+            "queries": len({s["qid"] for s in group}),
+            "complete": sum(s["complete"] for s in group),
+        }
 
     overall, by_type = {}, {}
     for s in sources:
@@ -116,7 +142,9 @@ def corpus(tmp_path_factory):
     n_queries = 25
     qcsv = base / "queries.csv"
     qtypes = {str(q): TYPES[q % 5] for q in range(1, n_queries + 1)}
-    qcsv.write_text("query_id,query,query_type\n" + "".join(f"{q},query {q},{t}\n" for q, t in qtypes.items()))
+    qcsv.write_text(
+        "query_id,query,query_type\n" + "".join(f"{q},query {q},{t}\n" for q, t in qtypes.items())
+    )
     runs = {f"system-{i}": make_enriched(rng, n_queries) for i in range(4)}
     paths = {}
     for name, records in runs.items():
@@ -134,7 +162,10 @@ def check_against_reference(out: RunStore, corpus, policy: str) -> None:
         assert row["weighted_total_content_score"] == pytest.approx(ref["weighted"], abs=1e-9)
         assert row["unweighted_mean_score"] == pytest.approx(ref["unweighted"], abs=1e-9)
         assert (row["num_sources"], row["num_queries"], row["num_complete_scores"]) == (
-            ref["n"], ref["queries"], ref["complete"])
+            ref["n"],
+            ref["queries"],
+            ref["complete"],
+        )
     by_type = pd.read_csv(io.BytesIO(out.read_bytes("leaderboard_by_query_type.csv")))
     assert len(by_type) == len(ref_by_type)
     for row in by_type.itertuples():
@@ -152,15 +183,31 @@ def test_enriched_json_matches_reference(corpus, tmp_path, policy):
     summary = reduce_specs(specs, str(tmp_path / "lb"), ReduceConfig(policy=policy), corpus["qcsv"])
     out = RunStore(str(tmp_path / "lb"))
     check_against_reference(out, corpus, policy)
-    assert set(summary["files"]) >= {"source_metrics.csv", "query_metrics.csv", "leaderboard_overall.csv",
-                                     "leaderboard_by_query_type.csv", "main_table.csv", "leaderboard_data.json"}
+    assert set(summary["files"]) >= {
+        "source_metrics.csv",
+        "query_metrics.csv",
+        "leaderboard_overall.csv",
+        "leaderboard_by_query_type.csv",
+        "main_table.csv",
+        "leaderboard_data.json",
+    }
     # Every source with a content_vector is kept in source_metrics, whatever the policy.
-    expected_rows = sum(isinstance(s.get("content_vector"), dict) for recs in corpus["runs"].values()
-                        for r in recs for s in r["aggregated_sources"])
+    expected_rows = sum(
+        isinstance(s.get("content_vector"), dict)
+        for recs in corpus["runs"].values()
+        for r in recs
+        for s in r["aggregated_sources"]
+    )
     assert pq.read_table(out.path("source_metrics.parquet")).num_rows == expected_rows == summary["sources"]
     main = pd.read_csv(out.path("main_table.csv"))
-    assert list(main.columns) == ["model_name", "query_type", "unweighted_mean_score",
-                                  "weighted_total_content_score", "num_sources", "num_queries"]
+    assert list(main.columns) == [
+        "model_name",
+        "query_type",
+        "unweighted_mean_score",
+        "weighted_total_content_score",
+        "num_sources",
+        "num_queries",
+    ]
 
 
 def scores_parquet(corpus, path) -> str:
@@ -208,7 +255,15 @@ def test_bad_inputs(corpus, tmp_path):
 
 @pytest.mark.slow
 def test_cli_module_entry_point(corpus, tmp_path):
-    args = [sys.executable, "-m", "jobs.reduce", "--query-metadata", corpus["qcsv"], "--out", str(tmp_path / "lb")]
+    args = [
+        sys.executable,
+        "-m",
+        "jobs.reduce",
+        "--query-metadata",
+        corpus["qcsv"],
+        "--out",
+        str(tmp_path / "lb"),
+    ]
     for name, path in corpus["paths"].items():
         args += ["--run", f"{name}={path}"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300)

@@ -1,0 +1,188 @@
+"""Benchmark: our Ray Data reduce (from Parquet) vs an official-style reduce (enriched JSON, Python loops).
+
+Both run in the same invocation on the same synthetic sources (12 systems by default), each in its
+own subprocess whose whole process tree (Ray workers included) is sampled for resident memory. Ours
+is also run on a quarter of the sources: equal peak memory at both sizes shows that it streams.
+The leaderboards of both are compared (weighted score per system to 1e-9).
+
+Last line of output: one JSON object with ``speedup`` (baseline seconds / ours), ``peak_rss_mb``
+(ours, whole process tree) and the details.
+
+Usage: python bench/reduce.py [--sources 1000000] [--systems 12] [--queries 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from jobs.schemas import SOURCE_SCORES_SCHEMA  # noqa: E402
+from judge.rubric import DIMENSION_KEYS  # noqa: E402
+
+TYPES = ["VACOS", "DebateQA", "HotpotQA", "Pinocchios", "QuoraQuestions"]
+
+
+def synthetic_scores(n_sources: int, n_systems: int, n_queries: int, seed: int = 0) -> pa.Table:
+    """Random sources: integer scores 1-5 with 3% missing, systems with different quality levels."""
+    rng = np.random.default_rng(seed)
+    system = rng.integers(0, n_systems, n_sources)
+    query = rng.integers(1, n_queries + 1, n_sources)
+    level = 2.5 + 2.0 * system / max(n_systems - 1, 1)
+    columns = {
+        "model_name": pa.array([f"system-{i:02d}" for i in range(n_systems)]).take(pa.array(system)),
+        "query_id": pa.array(query.astype(str)),
+        "query_type": pa.array(TYPES).take(pa.array(query % len(TYPES))),
+        "agg_source_id": pa.array(np.arange(n_sources).astype(str)),
+        "source_url": pa.array([f"https://s{i % 5000}.example/p{i}" for i in range(n_sources)]),
+        "text_content_length": pa.array(rng.integers(100, 20000, n_sources).astype(float)),
+        "language": pa.nulls(n_sources, pa.string()),
+    }
+    for key in DIMENSION_KEYS:
+        values = np.clip(np.rint(rng.normal(level, 1.0)), 1, 5)
+        columns[key] = pa.array(values, mask=rng.random(n_sources) < 0.03)
+    return pa.table(columns).select(SOURCE_SCORES_SCHEMA.names).cast(SOURCE_SCORES_SCHEMA)
+
+
+def write_enriched_json(table: pa.Table, out_dir: Path) -> list[str]:
+    """One official enriched JSON per system (query records with aggregated_sources)."""
+    specs = []
+    frame = table.to_pandas()
+    for system, rows in frame.groupby("model_name", sort=True):
+        path = out_dir / f"{system}.enriched.json"
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write("[")
+            for i, (query_id, qrows) in enumerate(rows.groupby("query_id", sort=False)):
+                sources = [
+                    {
+                        "agg_source_id": r.agg_source_id,
+                        "url_canonical": r.source_url,
+                        "text_content_length": r.text_content_length,
+                        "content_vector": {
+                            k: (None if np.isnan(getattr(r, k)) else int(getattr(r, k)))
+                            for k in DIMENSION_KEYS
+                        },
+                    }
+                    for r in qrows.itertuples()
+                ]
+                record = {
+                    "query_id": query_id,
+                    "query_type": qrows.query_type.iloc[0],
+                    "aggregated_sources": sources,
+                }
+                handle.write(("," if i else "") + json.dumps(record))
+            handle.write("]")
+        specs.append(f"{system}={path}")
+    return specs
+
+
+def run_measured(cmd: list[str]) -> dict:
+    """Run a command; wall seconds and peak RSS (MB) of its process tree, sampled every 50 ms."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
+    root = psutil.Process(proc.pid)
+    peak_tree = peak_root = 0
+    while proc.poll() is None:
+        try:
+            procs = [root, *root.children(recursive=True)]
+            rss = [p.memory_info().rss for p in procs if p.is_running()]
+            peak_tree, peak_root = max(peak_tree, sum(rss)), max(peak_root, rss[0])
+        except (psutil.NoSuchProcess, psutil.AccessDenied, IndexError):
+            pass
+        time.sleep(0.05)
+    output = proc.stdout.read()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed:\n{output[-3000:]}")
+    return {
+        "seconds": time.perf_counter() - started,
+        "peak_rss_mb": peak_tree / 2**20,
+        "peak_driver_rss_mb": peak_root / 2**20,
+    }
+
+
+def overall_scores(path: Path) -> dict[str, float]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return {
+            row["model_name"]: float(row["weighted_total_content_score"]) for row in csv.DictReader(handle)
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sources", type=int, default=1_000_000)
+    parser.add_argument("--systems", type=int, default=12)
+    parser.add_argument("--queries", type=int, default=100)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="sb-bench-reduce-") as tmp:
+        work = Path(tmp)
+        table = synthetic_scores(args.sources, args.systems, args.queries)
+        pq.write_table(table, work / "scores.parquet")
+        pq.write_table(table.slice(0, args.sources // 4), work / "scores-quarter.parquet")
+        specs = write_enriched_json(table, work)
+        print(f"data: {args.sources} sources, {args.systems} systems, {args.queries} queries", flush=True)
+
+        ours_cmd = [
+            sys.executable,
+            "-m",
+            "jobs.reduce",
+            "--run",
+            str(work / "scores.parquet"),
+            "--out",
+            str(work / "ours"),
+        ]
+        ours = run_measured(ours_cmd)
+        print(f"ours:     {ours['seconds']:.1f} s, peak tree RSS {ours['peak_rss_mb']:.0f} MB", flush=True)
+        quarter = run_measured(
+            [*ours_cmd[:4], str(work / "scores-quarter.parquet"), "--out", str(work / "q")]
+        )
+        print(
+            f"ours 1/4: {quarter['seconds']:.1f} s, peak tree RSS {quarter['peak_rss_mb']:.0f} MB", flush=True
+        )
+        baseline = run_measured(
+            [sys.executable, str(REPO / "bench" / "baseline_reduce.py"), str(work / "base"), *specs]
+        )
+        print(
+            f"baseline: {baseline['seconds']:.1f} s, peak tree RSS {baseline['peak_rss_mb']:.0f} MB",
+            flush=True,
+        )
+
+        ours_scores = overall_scores(work / "ours" / "leaderboard_overall.csv")
+        base_scores = overall_scores(work / "base" / "leaderboard_overall.csv")
+        max_diff = max(abs(ours_scores[k] - base_scores[k]) for k in base_scores)
+        assert ours_scores.keys() == base_scores.keys() and max_diff < 1e-9, max_diff
+
+    print(
+        json.dumps(
+            {
+                "benchmark": "reduce",
+                "sources": args.sources,
+                "systems": args.systems,
+                "speedup": round(baseline["seconds"] / ours["seconds"], 2),
+                "ours_seconds": round(ours["seconds"], 2),
+                "baseline_seconds": round(baseline["seconds"], 2),
+                "peak_rss_mb": round(ours["peak_rss_mb"], 1),
+                "peak_driver_rss_mb": round(ours["peak_driver_rss_mb"], 1),
+                "peak_rss_mb_quarter_sources": round(quarter["peak_rss_mb"], 1),
+                "baseline_peak_rss_mb": round(baseline["peak_rss_mb"], 1),
+                "max_abs_diff_vs_baseline": max_diff,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
