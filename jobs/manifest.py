@@ -110,6 +110,9 @@ class RunManifest:
     def begin_attempt(self, config: dict[str, Any], inputs: dict[str, str], robots: dict[str, Any]) -> None:
         """Record the config, code version and input hashes of this attempt, and open it."""
         self.data.update(config=config, code_version=code_version(), inputs=inputs, robots=robots)
+        for attempt in self.data["attempts"]:
+            if attempt["status"] == "running":  # its process was killed before it could say so
+                attempt["status"] = "interrupted"
         self.data["attempts"].append(
             {
                 "started_at": now_iso(),
