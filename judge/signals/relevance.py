@@ -7,10 +7,14 @@ so a long page that answers the question in one section is not diluted by the re
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset(
@@ -20,11 +24,13 @@ _STOP = frozenset(
 #: Cosine similarity thresholds for scores 5, 4, 3, 2 (calibrated by eye on the shared pages; approximate).
 _COSINE_BANDS = ((0.62, 5), (0.50, 4), (0.38, 3), (0.22, 2))
 _PASSAGE_CHARS = 1200
-_MAX_PASSAGES = 24
+_MAX_PASSAGES = 12
+#: Pages whose passage vectors are kept (a page is usually judged for several queries).
+_PAGE_CACHE = 4096
 
 
 def passages(text: str) -> list[str]:
-    """Up to 24 passages of about 1,200 characters, taken from the start of the text."""
+    """Up to 12 passages of about 1,200 characters, taken from the start of the text."""
     chunks = [
         text[i : i + _PASSAGE_CHARS]
         for i in range(0, min(len(text), _PASSAGE_CHARS * _MAX_PASSAGES), _PASSAGE_CHARS)
@@ -58,17 +64,30 @@ class EmbeddingRelevance:
 
             model_dir = get_model_path()
         self.model = SentenceTransformer(str(model_dir), device="cpu")
+        self._pages: OrderedDict[str, np.ndarray] = OrderedDict()
+
+    def _page_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        keys = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in self._pages}.items())
+        if missing:
+            chunks = [passages(t) for _, t in missing]
+            flat = [p for ps in chunks for p in ps]
+            vectors = self.model.encode(flat, batch_size=32, normalize_embeddings=True)
+            start = 0
+            for (key, _), ps in zip(missing, chunks, strict=True):
+                self._pages[key] = vectors[start : start + len(ps)]
+                start += len(ps)
+        out = []
+        for key in keys:
+            self._pages.move_to_end(key)
+            out.append(self._pages[key])
+        while len(self._pages) > _PAGE_CACHE:
+            self._pages.popitem(last=False)
+        return out
 
     def similarities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Best passage cosine similarity for each (query, text) pair."""
         queries = sorted({q for q, _ in pairs})
         q_vec = dict(zip(queries, self.model.encode(queries, normalize_embeddings=True), strict=True))
-        page_passages = [passages(t) for _, t in pairs]
-        flat = [p for ps in page_passages for p in ps]
-        vectors = self.model.encode(flat, batch_size=32, normalize_embeddings=True)
-        out, start = [], 0
-        for (query, _), ps in zip(pairs, page_passages, strict=True):
-            block = vectors[start : start + len(ps)]
-            start += len(ps)
-            out.append(float((block @ q_vec[query]).max()))
-        return out
+        blocks = self._page_vectors([t for _, t in pairs])
+        return [float((block @ q_vec[q]).max()) for (q, _), block in zip(pairs, blocks, strict=True)]
