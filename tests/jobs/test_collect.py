@@ -128,6 +128,10 @@ def response_object(
     }
 
 
+class Listener(ThreadingHTTPServer):
+    request_queue_size = 128  # the default backlog of 5 refuses connections under concurrent load
+
+
 class ScriptedServer:
     """Loopback HTTP server; the first path segment picks the scenario."""
 
@@ -178,7 +182,7 @@ class ScriptedServer:
                         server.in_flight[scenario] -= 1
 
         self.port = free_port()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.httpd = Listener(("127.0.0.1", self.port), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
