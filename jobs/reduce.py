@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
+from ray.data import DataContext
 
 from crawler.errors import InputError
 from crawler.storage import RunStore, resolve_uri
@@ -44,6 +45,11 @@ class ReduceConfig(BaseModel):
         "dimension are left out of every aggregate (they stay in source_metrics).",
     )
     batch_size: int = Field(default=65536, gt=0, description="Rows per Ray Data batch.")
+    max_in_flight_mb: int = Field(
+        default=512,
+        gt=0,
+        description="Object-store memory Ray Data may hold for in-flight batches (streaming bound).",
+    )
     bootstrap_replicates: int = Field(default=1000, ge=0, description="Query-bootstrap replicates (0: none).")
     bootstrap_seed: int = Field(default=0, description="Seed of the query bootstrap.")
     confidence_level: float = Field(default=0.95, gt=0, lt=1, description="Coverage of the intervals.")
@@ -139,6 +145,8 @@ def reduce_specs(
     """Reduce one or more runs into the leaderboard folder ``out_uri``; returns a summary."""
     config = config or ReduceConfig()
     ensure_ray(ray_config)
+    options = DataContext.get_current().execution_options
+    options.resource_limits = options.resource_limits.copy(object_store_memory=config.max_in_flight_mb * 2**20)
     query_types = load_query_types(query_metadata)
     datasets = [score_dataset(spec, query_types, config.batch_size) for spec in specs]
     dataset = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]

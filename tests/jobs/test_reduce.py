@@ -110,7 +110,9 @@ def reference(runs: dict, qtypes: dict, policy: str):
                         "system": system,
                         "qid": str(int(rec["query_id"])),
                         "qtype": qtypes[str(int(rec["query_id"]))],
-                        "weighted": sum((v or 0.0) * W.get(k, 2) for k, v in zip(KEYS, vals, strict=True)) * 100 / 95,
+                        "weighted": sum((v or 0.0) * W.get(k, 2) for k, v in zip(KEYS, vals, strict=True))
+                        * 100
+                        / 95,
                         "unweighted": sum(present) / len(present) if present else None,
                         "complete": len(present) == 8,
                     }
