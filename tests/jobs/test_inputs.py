@@ -86,13 +86,15 @@ def test_citations_jsonl_csv_parquet_agree(tmp_path):
 
 
 def test_citations_malformed_jsonl_names_line(tmp_path):
-    path = write(tmp_path / "c.jsonl", json.dumps(CITATION_ROWS[0]) + "\n{\"system\": \"gpt\",\n")
+    path = write(tmp_path / "c.jsonl", json.dumps(CITATION_ROWS[0]) + '\n{"system": "gpt",\n')
     err = error_of(load_citations, path)
     assert err.line == 2 and "malformed JSON" in str(err)
 
 
 def test_citations_bad_url_and_rank(tmp_path):
-    bad_url = write(tmp_path / "u.jsonl", json.dumps({**CITATION_ROWS[0], "url": "javascript:alert(1)"}) + "\n")
+    bad_url = write(
+        tmp_path / "u.jsonl", json.dumps({**CITATION_ROWS[0], "url": "javascript:alert(1)"}) + "\n"
+    )
     err = error_of(load_citations, bad_url)
     assert (err.line, err.field) == (1, "url")
     bad_rank = write(tmp_path / "r.csv", "system,query_id,url,rank\ngpt,1,https://a.example/,zero\n")
@@ -119,15 +121,31 @@ def test_answer_url_bundle(tmp_path):
         "submission_mode": "answer_url_bundle",
         "model_name": "example-model",
         "runs": [
-            {"query_id": "7", "answer_text": "ans", "cited_urls": ["https://a.example/1", "https://b.example/2"],
-             "raw_response": {}},
+            {
+                "query_id": "7",
+                "answer_text": "ans",
+                "cited_urls": ["https://a.example/1", "https://b.example/2"],
+                "raw_response": {},
+            },
         ],
     }
     path = write(tmp_path / "bundle.json", json.dumps(bundle))
     table = load_citations(path)
     assert table.select(["system", "query_id", "url", "rank", "answer_text"]).to_pylist() == [
-        {"system": "example-model", "query_id": "7", "url": "https://a.example/1", "rank": 1, "answer_text": "ans"},
-        {"system": "example-model", "query_id": "7", "url": "https://b.example/2", "rank": 2, "answer_text": "ans"},
+        {
+            "system": "example-model",
+            "query_id": "7",
+            "url": "https://a.example/1",
+            "rank": 1,
+            "answer_text": "ans",
+        },
+        {
+            "system": "example-model",
+            "query_id": "7",
+            "url": "https://b.example/2",
+            "rank": 2,
+            "answer_text": "ans",
+        },
     ]
     bundle["runs"][0]["cited_urls"][1] = "not a url"
     err = error_of(load_citations, write(tmp_path / "bad.json", json.dumps(bundle)))
@@ -141,35 +159,80 @@ def test_malformed_official_json_names_line(tmp_path):
 
 
 def test_official_scraped_json_keeps_ids_and_topk(tmp_path):
-    scraped = [{
-        "query_id": 3, "query_text": "q", "ai_model_name": "gpt-5", "runs": [{"answer_text": "a"}],
-        "aggregated_sources": [
-            {"agg_source_id": 11, "url_canonical": "https://a.example/", "url_examples": ["https://a.example/?x"],
-             "selected_topk": True, "text_content": "t", "search_result_date": "2026-01-01"},
-            {"agg_source_id": 12, "url_examples": ["https://b.example/"], "selected_topk": False},
-        ],
-    }]
+    scraped = [
+        {
+            "query_id": 3,
+            "query_text": "q",
+            "ai_model_name": "gpt-5",
+            "runs": [{"answer_text": "a"}],
+            "aggregated_sources": [
+                {
+                    "agg_source_id": 11,
+                    "url_canonical": "https://a.example/",
+                    "url_examples": ["https://a.example/?x"],
+                    "selected_topk": True,
+                    "text_content": "t",
+                    "search_result_date": "2026-01-01",
+                },
+                {"agg_source_id": 12, "url_examples": ["https://b.example/"], "selected_topk": False},
+            ],
+        }
+    ]
     table = load_citations(write(tmp_path / "s.json", json.dumps(scraped)))
-    assert table.select(["system", "query_id", "url", "rank", "agg_source_id", "selected_topk"]).to_pylist() == [
-        {"system": "gpt-5", "query_id": "3", "url": "https://a.example/", "rank": 1, "agg_source_id": "11",
-         "selected_topk": True},
-        {"system": "gpt-5", "query_id": "3", "url": "https://b.example/", "rank": 2, "agg_source_id": "12",
-         "selected_topk": False},
+    assert table.select(
+        ["system", "query_id", "url", "rank", "agg_source_id", "selected_topk"]
+    ).to_pylist() == [
+        {
+            "system": "gpt-5",
+            "query_id": "3",
+            "url": "https://a.example/",
+            "rank": 1,
+            "agg_source_id": "11",
+            "selected_topk": True,
+        },
+        {
+            "system": "gpt-5",
+            "query_id": "3",
+            "url": "https://b.example/",
+            "rank": 2,
+            "agg_source_id": "12",
+            "selected_topk": False,
+        },
     ]
 
 
 def test_official_score_policy():
     assert [official_score(v) for v in (4, 4.5, " 3 ", "x", "", None, True, [], float("nan"), "inf")] == [
-        4.0, 4.5, 3.0, None, None, None, None, None, None, None,
+        4.0,
+        4.5,
+        3.0,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
     ]
 
 
 def test_enriched_scores_query_type_fallbacks(tmp_path):
     enriched = [
-        {"query_id": "1", "query_type": "VACOS", "aggregated_sources": [
-            {"agg_source_id": 1, "url": "https://a.example/", "content_vector": {"semantic_relevance": "5"}},
-            {"agg_source_id": 2, "url": "https://b.example/"},  # no content_vector: skipped, as officially
-        ]},
+        {
+            "query_id": "1",
+            "query_type": "VACOS",
+            "aggregated_sources": [
+                {
+                    "agg_source_id": 1,
+                    "url": "https://a.example/",
+                    "content_vector": {"semantic_relevance": "5"},
+                },
+                {
+                    "agg_source_id": 2,
+                    "url": "https://b.example/",
+                },  # no content_vector: skipped, as officially
+            ],
+        },
         {"query_id": 2, "aggregated_sources": [{"agg_source_id": 3, "content_vector": {"authority": 2}}]},
         {"query_id": 3, "aggregated_sources": [{"agg_source_id": 4, "content_vector": {}}]},
     ]
