@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "costbench": ("jobs.costbench", "measure judge tokens on a sample and project cost"),
     "calibrate": ("jobs.calibrate", "judge vs human agreement (MAE, kappa, alpha) and gating"),
     "collect": ("jobs.collect", "collect answers and citations from generative engines"),
+    "export": ("jobs.export", "export a run to official enriched JSON (one file per system)"),
     "extract": ("jobs.extract", "print page records for local HTML files (debugging, BYO HTML)"),
 }
 

@@ -1,0 +1,131 @@
+"""Export an audit run back to the official enriched JSON, one file per system.
+
+The files load in the official tools (``compute_metrics.py --run NAME=<system>.enriched.json``) and
+in ours (``sourcebench reduce``), and give the same leaderboard as the run itself. Each query record
+carries ``aggregated_sources`` with the official fields (``agg_source_id``, ``url_canonical``,
+``url_examples``, ``selected_topk``, ``text_content``, ``text_content_length``, ``domain_category``,
+``search_result_date``, ``search_result_last_updated``, ``title``, ``content_vector``,
+``content_vector_justification``, ``scoring_meta``) plus ours (``url_key``, ``page_status``,
+``judge_status``). A source whose page failed or was not judged keeps null scores, as in the run.
+
+Usage: ``python -m jobs.export --run RUN_URI --out DIR``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from crawler.schema import PAGE_SCHEMA
+from crawler.storage import RunStore
+from judge import content_vectors, read_judgments
+from judge.rubric import DIMENSION_KEYS
+from jobs.leaderboard.writers import json_query_id
+
+PAGE_FIELDS = ("url_key", "text_full", "title", "published_date", "modified_date", "domain_category")
+
+
+def integer_score(value: float | None) -> int | float | None:
+    """Scores are integers 1-5 in the official files; keep a float only if it is not whole."""
+    if value is None:
+        return None
+    return int(value) if float(value).is_integer() else value
+
+
+def by_key(table: pa.Table, *keys: str) -> dict[tuple, dict[str, Any]]:
+    return {tuple(row[k] for k in keys): row for row in table.to_pylist()}
+
+
+def enriched_records(store: RunStore) -> dict[str, list[dict[str, Any]]]:
+    """system -> official enriched query records of one audit run."""
+    scores = store.read_table("scores")
+    queries = {row["query_id"]: row for row in store.read_table("inputs/queries.parquet").to_pylist()}
+    citations = store.read_table("inputs/citations.parquet")
+    answers = {
+        (r["system"], r["query_id"]): r["answer_text"] for r in citations.to_pylist() if r["answer_text"]
+    }
+    spellings: dict[tuple[str, str, str], list[str]] = defaultdict(list)
+    for row in scores.select(["model_name", "query_id", "url_key", "cited_url"]).to_pylist():
+        spellings[(row["model_name"], row["query_id"], row["url_key"])].append(row["cited_url"])
+    pages = by_key(store.read_table("pages", PAGE_SCHEMA).select(list(PAGE_FIELDS)), "url_key")
+    vectors = by_key(content_vectors(read_judgments(store.uri)), "url_key", "query_id")
+    exported_at = datetime.now(UTC).isoformat(timespec="seconds")
+
+    records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for row in scores.to_pylist():
+        system, query_id = row["model_name"], row["query_id"]
+        query = queries.get(query_id, {})
+        record = records[system].setdefault(
+            query_id,
+            {
+                "query_id": json_query_id(query_id),
+                "query_text": query.get("query", ""),
+                "query_type": row["query_type"],
+                "ai_model_name": system,
+                "runs": [{"answer_text": answers.get((system, query_id), "")}],
+                "aggregated_sources": [],
+            },
+        )
+        page = pages.get((row["url_key"],), {})
+        vector = vectors.get((row["url_key"], query_id), {})
+        text = page.get("text_full") or ""
+        record["aggregated_sources"].append(
+            {
+                "agg_source_id": row["agg_source_id"],
+                "url_canonical": row["source_url"],
+                "url_examples": list(dict.fromkeys(spellings[(system, query_id, row["url_key"])])),
+                "selected_topk": True,
+                "text_content": text,
+                "text_content_length": len(text),
+                "domain_category": page.get("domain_category"),
+                "search_result_date": page.get("published_date"),
+                "search_result_last_updated": page.get("modified_date"),
+                "title": page.get("title") or "",
+                "content_vector": {key: integer_score(row[key]) for key in DIMENSION_KEYS},
+                "content_vector_justification": {
+                    key: vector.get(f"{key}_justification") for key in DIMENSION_KEYS
+                },
+                "scoring_meta": {"run_name": store.uri, "scored_at": exported_at},
+                "url_key": row["url_key"],
+                "page_status": row.get("page_status"),
+                "judge_status": row.get("judge_status"),
+            }
+        )
+    return {system: list(by_query.values()) for system, by_query in records.items()}
+
+
+def export_enriched_json(run_uri: str, out_uri: str) -> dict[str, str]:
+    """Write ``<out>/<system>.enriched.json`` for every system of a run; returns system -> file URI."""
+    out = RunStore(out_uri)
+    written = {}
+    for system, records in enriched_records(RunStore(run_uri)).items():
+        name = f"{safe_file_name(system)}.enriched.json"
+        out.write_bytes(name, json.dumps(records, indent=2, ensure_ascii=False).encode("utf-8"))
+        written[system] = out.uri_of(name)
+    return written
+
+
+def safe_file_name(system: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in system) or "system"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run", required=True, help="the audit run (local folder or s3://)")
+    parser.add_argument("--out", required=True, help="folder for <system>.enriched.json files")
+
+
+def run(args: argparse.Namespace) -> int:
+    for system, uri in export_enriched_json(args.run, args.out).items():
+        print(f"{system}: {uri}")
+    return 0
+
+
+if __name__ == "__main__":
+    from jobs.cli import run_module
+
+    run_module("export")
