@@ -23,9 +23,9 @@ import pyarrow as pa
 
 from crawler.schema import PAGE_SCHEMA
 from crawler.storage import RunStore
+from jobs.leaderboard.writers import json_query_id
 from judge import content_vectors, read_judgments
 from judge.rubric import DIMENSION_KEYS
-from jobs.leaderboard.writers import json_query_id
 
 PAGE_FIELDS = ("url_key", "text_full", "title", "published_date", "modified_date", "domain_category")
 
