@@ -8,6 +8,7 @@ path prefix: ``http://127.0.0.1:<port>/<scenario>/v1``.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import threading
@@ -28,11 +29,14 @@ from jobs.schemas import CITATIONS_SCHEMA
 from tests.conftest import free_port
 
 SECRET = "sk-test-Zq8vN3xR7uP2mL5k"
-CITED = [
-    "https://www.nature.com/articles/s41586-020-2012-7",
-    "https://www.who.int/news-room/fact-sheets/detail/physical-activity",
-    "https://en.wikipedia.org/wiki/Scream_2",
-]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def archived_urls() -> list[str]:
+    """URLs of the pages in the bundled demo archive: what the scripted engines cite, so that the audit
+    can replay every cited page offline."""
+    with open(REPO / "jobs/demo/pages.csv", newline="") as handle:
+        return [row["url"] for row in csv.DictReader(handle) if row["http_status"] == "200"]
 
 
 def chat_completion(content: str, annotations: list[dict] | None = None) -> dict:
@@ -259,7 +263,7 @@ class ScriptedServer:
 
 @pytest.fixture(scope="module")
 def server():
-    srv = ScriptedServer(CITED)
+    srv = ScriptedServer(archived_urls())
     yield srv
     srv.close()
 
@@ -537,10 +541,7 @@ def test_collect_into_s3_run_store(server, tmp_path, queries_csv, s3_bucket):
 
 def test_sweep_public_queries_in_three_languages(server, tmp_path, shared_data):
     """The shipped multilingual template (public queries + translations) -> a table the audit reads."""
-    template = (
-        Path(__file__).resolve().parents[2]
-        / "jobs/collectors/templates/sourcebench_public_v1_multilingual.yaml"
-    )
+    template = REPO / "jobs/collectors/templates/sourcebench_public_v1_multilingual.yaml"
     systems = write_systems(tmp_path, [system(server, "annot"), system(server, "search", api="responses")])
     out = tmp_path / "run"
     code = collect(
@@ -578,12 +579,7 @@ def test_sweep_public_queries_in_three_languages(server, tmp_path, shared_data):
 
 
 def test_sweep_object_reports_key_errors_before_sending(tmp_path):
-    queries = load_queries(
-        str(
-            Path(__file__).resolve().parents[2] / "../shared/data/sourcebench/"
-            "sourcebench_public_queries_v1.csv"
-        )
-    )
+    queries = load_queries(str(REPO / "../shared/data/sourcebench/sourcebench_public_queries_v1.csv"))
     systems = [
         load_systems(
             write_systems(
