@@ -326,7 +326,7 @@ def judge_section(analyses: Analyses) -> Section:
         usage = analyses.usage.drop(columns=quiet).rename(columns=USAGE_LABELS)
         formats = {c: INT for c in usage.columns if c.endswith("tokens") or c in COUNT_LABELS}
         formats.update({"cache hit %": PCT, "mean latency (s)": "{:.2f}", "cost (USD)": "${:,.4f}"})
-        blocks += [Table(usage, formats=formats), figures.token_bars(usage)]
+        blocks += [Table(usage, formats=formats), figures.token_bars(analyses.usage)]
         if "cost (USD)" not in usage:
             blocks.append(Note("No token prices configured (report.prices): tokens only, no cost estimate."))
     return Section(
