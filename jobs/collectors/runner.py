@@ -33,6 +33,7 @@ from typing import Any
 import httpx
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from crawler.storage import RunStore
 from jobs.collectors.citations import parse_answer
@@ -106,16 +107,21 @@ class Sweep:
                     log.warning("removing %s/%s: its chunk was never committed", folder, name)
                     self.store.delete(f"{folder}/{name}")
 
-    def committed_answers(self) -> pa.Table:
-        return self.store.read_table("answers", schema=ANSWERS_SCHEMA)
+    def committed_answers(self, columns: list[str]) -> pa.Table:
+        """Some columns of the committed answers (not the raw responses: they can be large)."""
+        parts = [
+            pq.read_table(self.store.path("answers", name), columns=columns, filesystem=self.store.fs)
+            for name in self.store.listdir("answers", suffix=".parquet")
+        ]
+        return pa.concat_tables(parts) if parts else ANSWERS_SCHEMA.empty_table().select(columns)
 
     def committed_status(self) -> dict[tuple[str, str], str]:
-        table = self.committed_answers().select(["system", "query_id", "status"])
+        table = self.committed_answers(["system", "query_id", "status"])
         return {(r["system"], r["query_id"]): r["status"] for r in table.to_pylist()}
 
     def remove_superseded(self) -> int:
         """Keep only the newest row of each pair; rewrite the chunks that held older ones."""
-        table = self.committed_answers().select(["system", "query_id", "collected_at", "chunk_id"])
+        table = self.committed_answers(["system", "query_id", "collected_at", "chunk_id"])
         newest: dict[tuple[str, str], tuple[datetime, str]] = {}
         for row in table.to_pylist():
             key = (row["system"], row["query_id"])
@@ -302,7 +308,7 @@ class Sweep:
         return table
 
     def write_manifest(self, citations: pa.Table, queries: pa.Table, superseded: int) -> dict[str, Any]:
-        answers = self.committed_answers().select(["system", "status", "language"]).to_pylist()
+        answers = self.committed_answers(["system", "status"]).to_pylist()
         by_system: dict[str, Counter[str]] = defaultdict(Counter)
         for row in answers:
             by_system[row["system"]][row["status"]] += 1
