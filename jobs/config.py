@@ -89,6 +89,12 @@ class ClusterConfig(Section):
     poll_s: float = Field(
         default=2.0, gt=0, description="How often the streaming judge looks for newly committed pages."
     )
+    stream_min_requests: int = Field(
+        default=512,
+        ge=1,
+        description="New page x query requests the streaming judge waits for before it starts a judge pass "
+        "(each pass starts an engine; the last pass takes whatever is left).",
+    )
 
 
 class AuditConfig(Section):
