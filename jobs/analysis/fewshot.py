@@ -35,7 +35,6 @@ def _consensus(labels: pd.DataFrame, dims: list[str]) -> pd.DataFrame:
     out = np.floor(median + 0.5).astype(int)
     out["spread"] = spread
     out["annotators"] = grouped.size()
-    out["url"] = grouped["url"].first()
     return out.reset_index()
 
 
@@ -55,12 +54,18 @@ def _spread_pick(candidates: pd.DataFrame, dims: list[str], k: int) -> pd.DataFr
     return pool.loc[chosen]
 
 
+def _present(value: Any) -> bool:
+    """False for None, NaN, empty strings and empty lists (page fields a crawl did not find)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return False
+    return len(value) > 0 if hasattr(value, "__len__") else True
+
+
 def _meta_line(page: dict[str, Any]) -> str:
     named = (("published_date", "published"), ("modified_date", "modified"))
-    dates = [f"{name} {page[key]}" for key, name in named if page.get(key)]
-    authors = page.get("authors")
-    author = ", ".join(authors) if authors is not None and len(authors) else "none found"
-    site = page.get("site_name") or page.get("domain") or "unknown"
+    dates = [f"{name} {page[key]}" for key, name in named if _present(page.get(key))]
+    author = ", ".join(page["authors"]) if _present(page.get("authors")) else "none found"
+    site = next((page[k] for k in ("site_name", "domain") if _present(page.get(k))), "unknown")
     return f"Dates: {', '.join(dates) or 'none found'}; author: {author}; site: {site}."
 
 
@@ -75,16 +80,16 @@ def _layout_line(signals: dict[str, Any]) -> str:
 
 def _describe(row: pd.Series, stage: str, page: dict[str, Any] | None, query: str | None, chars: int) -> str:
     """A few lines about the page, like the examples in the judge's calibration file."""
-    parts = [f'Query "{query}".' if query else f"Query {row['query_id']}.", f"Page {row['url']}"]
+    parts = [f'Query "{query}".' if query else f"Query {row['query_id']}.", f"Page {row['url_canonical']}"]
     if not page:
         return " ".join(parts) + "."
-    text = str(page.get("text_main") or page.get("text_full") or "")
-    if page.get("title"):
+    text = next((str(page[k]) for k in ("text_main", "text_full") if _present(page.get(k))), "")
+    if _present(page.get("title")):
         parts[-1] += f', titled "{page["title"]}"'
     parts[-1] += f", {len(text):,} characters."
     if stage == "meta":
         parts.append(_meta_line(page))
-    if stage == "layout" and page.get("signals"):
+    if stage == "layout" and _present(page.get("signals")):
         parts.append(_layout_line(page["signals"]))
     if text:
         excerpt = " ".join(text.split())[:chars]
@@ -111,7 +116,7 @@ def pick_fewshot(
     queries: dict[str, str] | None = None,
     per_stage: int = 2,
     max_spread: float = 1.0,
-    excerpt_chars: int = 400,
+    excerpt_chars: int = 240,
 ) -> dict[str, Any]:
     """Few-shot examples per stage in the judge's calibration format (a dict ready for YAML).
 

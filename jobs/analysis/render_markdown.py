@@ -28,9 +28,10 @@ def _table(table: Table) -> str:
 def render_markdown(report: Report, figure_dir: str = "figures") -> str:
     """The report as Markdown; figure ``key`` is linked as ``<figure_dir>/<key>.png``."""
     out = [f"# {report.title}", "", report.subtitle, ""]
-    out += ["| " + " | ".join(label for label, _ in report.cards) + " |"]
-    out += ["| " + " | ".join("---:" for _ in report.cards) + " |"]
-    out += ["| " + " | ".join(value for _, value in report.cards) + " |", ""]
+    if report.cards:
+        out += ["| " + " | ".join(label for label, _ in report.cards) + " |"]
+        out += ["| " + " | ".join("---:" for _ in report.cards) + " |"]
+        out += ["| " + " | ".join(value for _, value in report.cards) + " |", ""]
     out += ["## Contents", ""] + [f"- [{s.title}](#{s.id})" for s in report.sections] + [""]
     for section in report.sections:
         out += [f'<a id="{section.id}"></a>', "", f"## {section.title}", ""]
