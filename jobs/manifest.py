@@ -26,10 +26,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import pyarrow.fs as pafs
+
+from crawler.errors import InputError
 from crawler.storage import RunStore, resolve_uri
 
 MANIFEST_PATH = "manifest.json"
-#: Set by `ray job submit` wrappers (cluster/submit.sh) where the working dir ships without .git.
+#: Set by cluster/submit.sh: a `ray job submit` working dir ships without .git.
 CODE_VERSION_ENV = "SOURCEBENCH_CODE_VERSION"
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,8 +72,14 @@ def _package_version() -> str | None:
 
 
 def file_sha256(path: str) -> str:
-    """SHA-256 of a local or ``s3://`` file, streamed."""
+    """SHA-256 of a local or ``s3://`` file, streamed.
+
+    Raises:
+        InputError: the file does not exist.
+    """
     fs, inner = resolve_uri(path)
+    if fs.get_file_info(inner).type != pafs.FileType.File:
+        raise InputError(path, "file not found")
     digest = hashlib.sha256()
     with fs.open_input_stream(inner) as src:
         while chunk := src.read(1 << 20):
