@@ -255,7 +255,7 @@ class Sweep:
             return
         rng = random.Random(self.seed)
         limits = httpx.Limits(max_connections=sum(concurrency.values()) + 4)
-        async with httpx.AsyncClient(limits=limits, follow_redirects=False, trust_env=False) as http:
+        async with httpx.AsyncClient(limits=limits, follow_redirects=False) as http:
             clients = {
                 s.name: EndpointClient(s, self.keys[s.name], http, self.keyring, rng)
                 for s in self.systems
