@@ -75,7 +75,14 @@ class Code:
     caption: str = ""
 
 
-Block = Table | Figure | Note | Code
+@dataclass
+class Bullets:
+    """A short list of findings."""
+
+    items: list[str]
+
+
+Block = Table | Figure | Note | Code | Bullets
 
 
 @dataclass

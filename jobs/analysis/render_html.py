@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from html import escape
 
-from jobs.analysis.document import Code, Figure, Note, Report, Section, Table
+from jobs.analysis.document import Block, Bullets, Figure, Note, Report, Section, Table
 
 CSS = """
 :root { --ink:#1f2933; --muted:#5f6b7a; --line:#e3e6ea; --accent:#2f5d8a; --bg:#f7f8fa; --warn:#fff4e5; }
@@ -45,6 +45,8 @@ figcaption { color:var(--muted); font-size:12.5px; margin-top:4px; max-width:900
 .note { border-left:4px solid var(--accent); background:#eef3f8; padding:8px 12px; margin:10px 0;
         border-radius:0 6px 6px 0; }
 .note.warning { border-color:#d9822b; background:var(--warn); }
+ul.findings { margin:4px 0 4px; padding-left:20px; }
+ul.findings li { margin:4px 0; }
 details { margin:10px 0; }
 summary { cursor:pointer; color:var(--accent); }
 pre { background:#f4f6f8; border:1px solid var(--line); border-radius:6px; padding:12px; overflow:auto;
@@ -81,13 +83,15 @@ def _figure(figure: Figure) -> str:
     )
 
 
-def _block(block: Table | Figure | Note | Code) -> str:
+def _block(block: Block) -> str:
     if isinstance(block, Table):
         return _table(block)
     if isinstance(block, Figure):
         return _figure(block)
     if isinstance(block, Note):
         return f'<div class="note {block.kind}">{escape(block.text)}</div>'
+    if isinstance(block, Bullets):
+        return '<ul class="findings">' + "".join(f"<li>{escape(item)}</li>" for item in block.items) + "</ul>"
     summary = escape(block.caption or "show")
     return f"<details><summary>{summary}</summary><pre>{escape(block.text)}</pre></details>"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.analysis.document import Code, Figure, Note, Report, Table
+from jobs.analysis.document import Bullets, Code, Figure, Note, Report, Table
 
 
 def _escape(text: str) -> str:
@@ -46,6 +46,8 @@ def render_markdown(report: Report, figure_dir: str = "figures") -> str:
                     out += [f"*{block.caption}*", ""]
             elif isinstance(block, Note):
                 out += [f"> {'**Note:** ' if block.kind == 'warning' else ''}{block.text}", ""]
+            elif isinstance(block, Bullets):
+                out += [f"- {item}" for item in block.items] + [""]
             elif isinstance(block, Code):
                 out += [f"<details><summary>{block.caption or 'show'}</summary>", "", "```json", block.text,
                         "```", "", "</details>", ""]  # fmt: skip

@@ -6,12 +6,13 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from jobs.analysis import figures
 from jobs.analysis.analyses import UNWEIGHTED, WEIGHTED, Analyses
 from jobs.analysis.config import ReportConfig
-from jobs.analysis.document import Code, Note, Report, Section, Table, with_interval
+from jobs.analysis.document import Bullets, Code, Note, Report, Section, Table, with_interval
 from jobs.analysis.run_data import RunData
 from judge.rubric import DIMENSIONS, RUBRIC_VERSION
 
@@ -40,6 +41,77 @@ def _beats_next(analyses: Analyses) -> list[float]:
     return [float(pairs.get((a, b), float("nan"))) for a, b in zip(names, names[1:], strict=False)] + [
         float("nan")
     ]
+
+
+def _tie_groups(leaderboard: pd.DataFrame) -> list[str]:
+    """``a ~ b ~ c`` for each run of consecutive systems linked by overlapping intervals."""
+    groups, current = [], []
+    for name, tied in zip(leaderboard["model_name"], leaderboard["weighted_tied_with"], strict=True):
+        if current and current[-1] in str(tied).split(";"):
+            current.append(name)
+        else:
+            if len(current) > 1:
+                groups.append(" ~ ".join(current))
+            current = [name]
+    if len(current) > 1:
+        groups.append(" ~ ".join(current))
+    return groups
+
+
+def findings(analyses: Analyses, config: ReportConfig) -> list[str]:
+    """The headline facts of the run, one sentence each."""
+    lb = analyses.leaderboard
+    level = f"{config.confidence_level:.0%}"
+    top, last = lb.iloc[0], lb.iloc[-1]
+    items = [
+        f"{top['model_name']} ranks first with a weighted score of "
+        f"{with_interval(top[WEIGHTED], top['weighted_ci_low'], top['weighted_ci_high'])}"
+        + (f"; {last['model_name']} ranks last with {last[WEIGHTED]:.2f}." if len(lb) > 1 else ".")
+    ]
+    if len(lb) > 1:
+        groups = _tie_groups(lb)
+        items.append(
+            f"Not separated by the data ({level} intervals overlap): {'; '.join(groups)}."
+            if groups
+            else f"Every adjacent pair of systems is separated: no {level} intervals overlap."
+        )
+    means = analyses.dimension_means.mean()
+    labels = {d.key: d.label for d in DIMENSIONS}
+    if means.notna().any():
+        items.append(
+            f"Strongest dimension across systems: {labels[means.idxmax()]} ({means.max():.2f} of 5); "
+            f"weakest: {labels[means.idxmin()]} ({means.min():.2f})."
+        )
+    corr = analyses.correlations.where(~np.eye(len(analyses.correlations), dtype=bool))
+    if corr.notna().any().any():
+        a, b = corr.stack().idxmax()
+        items.append(
+            f"Most correlated dimensions: {labels[a]} and {labels[b]} (Spearman {corr.loc[a, b]:.2f})."
+        )
+    if analyses.overlap_stats is not None and len(analyses.overlap_stats):
+        url = analyses.overlap_stats[analyses.overlap_stats["level"] == "url"].iloc[0]
+        if not np.isnan(url["spearman_rho"]):
+            direction = (
+                "inverse, as in the paper" if url["spearman_rho"] < 0 else "positive, unlike the paper"
+            )
+            items.append(
+                f"Score vs URL overlap with {url['serp_system']} across {url['n_systems']} systems: Spearman "
+                f"{url['spearman_rho']:.2f} ({direction})."
+            )
+    if analyses.statuses is not None:
+        statuses = analyses.statuses.set_index("status")["pages"]
+        ok, total = int(statuses.get("ok", 0)), int(statuses.sum())
+        failures = statuses.drop("ok", errors="ignore")
+        worst = f"; most frequent failure: {failures.idxmax()} ({failures.max():,})" if len(failures) else ""
+        items.append(f"{ok:,} of {total:,} pages fetched ({100.0 * ok / max(total, 1):.1f} %){worst}.")
+    if analyses.usage is not None:
+        total = analyses.usage.iloc[-1]
+        hit = total["cache_hit_pct"]
+        items.append(
+            f"{int(total['scored']):,} of {int(total['requests']):,} judge requests scored"
+            + (f"; the prefix cache served {hit:.0f} % of prompt tokens." if not np.isnan(hit) else ".")
+        )
+    return items
 
 
 def leaderboard_section(analyses: Analyses, config: ReportConfig, colors: dict) -> Section:
@@ -410,6 +482,7 @@ def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Repo
     code = _code_version(run.manifest)
     subtitle = f"Run {run.uri} · generated {generated}" + (f" · code {code}" if code else "")
     sections = [
+        Section("highlights", "Highlights", "", [Bullets(findings(analyses, config))]),
         leaderboard_section(analyses, config, colors),
         dimensions_section(analyses, colors),
         *breakdown_sections(analyses),
