@@ -16,7 +16,12 @@ from jobs.analysis.dimensions import (
     factor_means,
     per_dimension_means,
 )
-from jobs.analysis.labels import load_correctness_labels, load_system_metadata
+from jobs.analysis.labels import (
+    load_correctness_labels,
+    load_system_metadata,
+    serp_systems_from_collect,
+    system_metadata_from_collect,
+)
 from jobs.analysis.overlap import score_by_overlap, score_vs_overlap, serp_overlap, source_overlap_flags
 from jobs.analysis.run_data import RunData
 from jobs.analysis.run_summary import failure_reasons, funnel, judge_usage, page_statuses
@@ -115,8 +120,14 @@ def _overlap(run: RunData, config: ReportConfig, result: Analyses) -> None:
 
 
 def _metadata_analyses(run: RunData, config: ReportConfig, result: Analyses) -> None:
+    metadata = None
     if config.system_metadata:
         metadata = load_system_metadata(config.system_metadata)
+    elif run.collect_manifest is not None:
+        metadata = system_metadata_from_collect(run.collect_manifest)
+        if metadata is not None:
+            result.note("ablation", "System factors from the collect run's system definitions.")
+    if metadata is not None:
         factors = [c for c in metadata.columns if c != "system"]
         pairs = config.ablations or ([(factors[0], factors[1])] if len(factors) >= 2 else [])
         for rows, columns in pairs:
@@ -156,8 +167,17 @@ def _crawl_and_judge(run: RunData, config: ReportConfig, result: Analyses) -> No
         result.note("judge", "This run has no judgment records (judgments/): no token or cost summary.")
 
 
+def effective_config(run: RunData, config: ReportConfig) -> ReportConfig:
+    """The settings, with SERP systems taken from the collect manifest when none were given."""
+    if not config.serp_systems and run.collect_manifest is not None:
+        serps = serp_systems_from_collect(run.collect_manifest)
+        if serps:
+            return config.model_copy(update={"serp_systems": serps})
+    return config
+
+
 def analyse(run: RunData, config: ReportConfig) -> Analyses:
-    """Run every analysis the inputs allow."""
+    """Run every analysis the inputs allow (``config`` as returned by :func:`effective_config`)."""
     leaderboard, source = ranked_leaderboard(run, config)
     result = Analyses(
         leaderboard=leaderboard,

@@ -8,12 +8,14 @@ All three are validated row by row; a bad value raises :class:`InputError` namin
 * correctness CSV: ``system, query_id, correct`` with ``correct`` in 0/1, true/false, yes/no,
   correct/incorrect, or a fraction in [0, 1] (e.g. graded accuracy).
 * system metadata: CSV ``system,<factor>,<factor>...`` or a JSON/YAML mapping
-  ``{system: {factor: value}}`` (e.g. ``model``, ``retrieval_tool``) for ablation tables.
+  ``{system: {factor: value}}`` (e.g. ``model``, ``retrieval_tool``) for ablation tables; without
+  a file, the system definitions that ``sourcebench collect`` recorded in ``collect/manifest.json``.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 import yaml
@@ -151,3 +153,40 @@ def load_system_metadata(path: str) -> pd.DataFrame:
     if not duplicated.empty:
         raise InputError(path, f"system {duplicated.iloc[0]!r} listed twice", field="system")
     return frame.astype(str)
+
+
+#: Fields of a collect system definition that can be ablation factors.
+COLLECT_FACTORS = ("model_name", "api", "web_search_mode", "web_search_tool")
+
+
+def system_metadata_from_collect(manifest: dict[str, Any]) -> pd.DataFrame | None:
+    """Factors of the endpoint systems a collect run defined (only those that vary between systems).
+
+    ``web_search_tool`` is reduced to its ``type`` (e.g. ``web_search``). None when fewer than two
+    endpoint systems or no factor varies.
+    """
+    rows = []
+    for system in manifest.get("systems") or []:
+        if not isinstance(system, dict) or system.get("kind", "endpoint") != "endpoint":
+            continue
+        row = {"system": str(system.get("name") or system.get("model_name"))}
+        for factor in COLLECT_FACTORS:
+            value = system.get(factor)
+            if isinstance(value, dict):
+                value = value.get("type") or json.dumps(value, sort_keys=True)
+            row[factor] = "none" if value in (None, "", {}) else str(value)
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if len(frame) < 2:
+        return None
+    varying = [f for f in COLLECT_FACTORS if frame[f].nunique() > 1]
+    return frame[["system", *varying]] if varying else None
+
+
+def serp_systems_from_collect(manifest: dict[str, Any]) -> list[str]:
+    """Names of the ``kind: serp`` systems a collect run defined."""
+    return [
+        str(s["name"])
+        for s in manifest.get("systems") or []
+        if isinstance(s, dict) and s.get("kind") == "serp"
+    ]

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from crawler.storage import RunStore
-from jobs.analysis.analyses import Analyses, analyse
+from jobs.analysis.analyses import Analyses, analyse, effective_config
 from jobs.analysis.config import ReportConfig
 from jobs.analysis.document import Figure, Report
 from jobs.analysis.render_html import render_html
@@ -73,6 +73,7 @@ def write_report(
         settings["serp_systems"] = list(serp_systems)
     config = ReportConfig.model_validate(settings)
     run = load_run(run_uri)
+    config = effective_config(run, config)
     analyses = analyse(run, config)
     report = build_report(run, analyses, config)
     store = RunStore(run_uri)

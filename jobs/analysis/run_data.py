@@ -18,6 +18,7 @@ from crawler.errors import InputError
 from crawler.storage import RunStore
 
 LEADERBOARD = "leaderboard"
+COLLECT_MANIFEST = "collect/manifest.json"
 PAGE_COLUMNS = ("url_key", "url", "status", "error", "http_status", "rendered", "content_type", "domain")
 JUDGMENT_COLUMNS = (
     "url_key",
@@ -54,6 +55,8 @@ class RunData:
     """``inputs/citations.parquet`` (``jobs.schemas.CITATIONS_SCHEMA``)."""
     queries: pd.DataFrame | None = None
     """``inputs/queries.parquet``."""
+    collect_manifest: dict[str, Any] | None = None
+    """``collect/manifest.json`` of ``sourcebench collect``: the system definitions (kind, model, search)."""
     pages: pd.DataFrame | None = None
     """``pages/*.parquet`` restricted to ``PAGE_COLUMNS``."""
     judgments: pd.DataFrame | None = None
@@ -104,6 +107,7 @@ def load_run(run_uri: str) -> RunData:
     data.overall = _leaderboard_table(store, "leaderboard_overall")
     data.by_query_type = _leaderboard_table(store, "leaderboard_by_query_type")
     data.manifest = store.read_json("manifest.json") if store.exists("manifest.json") else None
+    data.collect_manifest = store.read_json(COLLECT_MANIFEST) if store.exists(COLLECT_MANIFEST) else None
     data.citations = read_frame(store, "inputs/citations.parquet")
     data.queries = read_frame(store, "inputs/queries.parquet")
     data.pages = read_frame(store, "pages", PAGE_COLUMNS)

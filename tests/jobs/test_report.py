@@ -425,3 +425,30 @@ def test_report_renders_in_headless_chromium(synthetic_run, tmp_path: Path) -> N
     assert [m for m in console if m[0] in ("error", "pageerror")] == []
     assert all(url.startswith(("file://", "data:")) for url in requests), requests
     assert (tmp_path / "report.png").stat().st_size > 50_000
+
+
+def test_serp_systems_and_factors_come_from_the_collect_manifest(synthetic_run, tmp_path: Path) -> None:
+    import shutil
+
+    root, _ = synthetic_run
+    run = tmp_path / "collected"
+    shutil.copytree(root, run, ignore=shutil.ignore_patterns("analysis", "figures", "report.*"))
+    endpoint = {"kind": "endpoint", "api": "chat", "api_base": "http://127.0.0.1:1/v1"}
+    systems = [
+        {**endpoint, "name": "alpha", "model_name": "chat", "web_search_mode": "tool",
+         "web_search_tool": {"type": "gensee"}},
+        {**endpoint, "name": "beta", "model_name": "chat", "web_search_mode": "tool",
+         "web_search_tool": {"type": "tavily"}},
+        {**endpoint, "name": "gamma", "model_name": "reasoner", "web_search_mode": "tool",
+         "web_search_tool": {"type": "gensee"}},
+        {**endpoint, "name": "delta", "model_name": "reasoner", "web_search_mode": "tool",
+         "web_search_tool": {"type": "tavily"}},
+        {"kind": "serp", "name": SERP, "results_path": "serp.csv"},
+    ]  # fmt: skip
+    RunStore(str(run)).write_json("collect/manifest.json", {"stage": "collect", "systems": systems})
+    written = write_report(str(run))
+    assert "analysis/serp_overlap.csv" in written  # SERP system found without --serp-system
+    table = pd.read_csv(run / "leaderboard" / "analysis" / "ablation_model_name_x_web_search_tool.csv")
+    sources = pd.read_parquet(run / "leaderboard" / "source_metrics.parquet")
+    gamma = sources.query("model_name == 'gamma'")["weighted_total_content_score"].mean()
+    assert table.set_index("model_name").loc["reasoner", "gensee"] == pytest.approx(gamma)
