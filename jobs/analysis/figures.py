@@ -176,7 +176,7 @@ def dimension_bars(means: pd.DataFrame, order: Sequence[str], colors: dict[str, 
             for i, value in enumerate(values):
                 if not np.isnan(value):
                     ax.text(value + 0.05, i, f"{value:.2f}", va="center", fontsize=7)
-            ax.set_title(f"{dim.label} ({dim.code}, x{dim.weight})", fontsize=9)
+            ax.set_title(f"{dim.label}\n{dim.code}, weight x{dim.weight}", fontsize=8.5)
             ax.set_xlim(1, 5.6)
             ax.set_xticks([1, 2, 3, 4, 5])
             ax.grid(axis="y", visible=False)

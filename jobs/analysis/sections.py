@@ -14,6 +14,7 @@ from jobs.analysis.analyses import UNWEIGHTED, WEIGHTED, Analyses
 from jobs.analysis.config import ReportConfig
 from jobs.analysis.document import Bullets, Code, Note, Report, Section, Table, with_interval
 from jobs.analysis.run_data import RunData
+from jobs.schemas import QUERY_TYPES
 from judge.rubric import DIMENSIONS, RUBRIC_VERSION
 
 PCT = "{:.1f}"
@@ -189,8 +190,10 @@ def dimensions_section(analyses: Analyses, colors: dict) -> Section:
 def _breakdown_blocks(
     means: pd.DataFrame, counts: pd.DataFrame, order: list[str], key: str, label: str
 ) -> list[Any]:
-    means = means.reindex([s for s in order if s in means.index])
-    counts = counts.reindex(means.index)
+    known = [c for c in QUERY_TYPES if c in means.columns]  # the paper's order of intents first
+    columns = known + [c for c in means.columns if c not in known and c != "all"] + ["all"]
+    means = means.reindex(index=[s for s in order if s in means.index], columns=columns)
+    counts = counts.reindex(index=means.index, columns=columns)
     means.index.name = counts.index.name = "System"
     levels = [c for c in means.columns if c != "all"]
     return [
