@@ -54,11 +54,11 @@ class Analyses:
     statuses: pd.DataFrame | None = None
     failures: pd.DataFrame | None = None
     usage: pd.DataFrame | None = None
-    notes: dict[str, list[str]] = field(default_factory=dict)
-    """Section id -> explanations of what is missing or was skipped."""
+    notes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """Section id -> ``(text, kind)`` explanations of what is missing or was skipped."""
 
-    def note(self, section: str, text: str) -> None:
-        self.notes.setdefault(section, []).append(text)
+    def note(self, section: str, text: str, kind: str = "info") -> None:
+        self.notes.setdefault(section, []).append((text, kind))
 
 
 def overall_from_sources(sources: pd.DataFrame) -> pd.DataFrame:
@@ -110,7 +110,7 @@ def _overlap(run: RunData, config: ReportConfig, result: Analyses) -> None:
     present = set(cited["system"].astype(str))
     serps = [s for s in config.serp_systems if s in present]
     for missing in sorted(set(config.serp_systems) - present):
-        result.note("overlap", f"SERP system {missing!r} has no citations in this run; skipped.")
+        result.note("overlap", f"SERP system {missing!r} has no citations in this run; skipped.", "warning")
     if not serps:
         return
     result.overlap = serp_overlap(cited, serps, config.serp_top_k)

@@ -32,7 +32,7 @@ INT = "{:,.0f}"
 
 
 def _notes(analyses: Analyses, key: str) -> list[Note]:
-    return [Note(text) for text in analyses.notes.get(key, [])]
+    return [Note(text, kind) for text, kind in analyses.notes.get(key, [])]
 
 
 def _beats_next(analyses: Analyses) -> list[float]:
