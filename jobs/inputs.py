@@ -9,17 +9,20 @@ line (text formats) or record path (JSON formats) and the field. Accepted format
   ``query_text, answer_text, language``; the official ``answer_url_bundle`` JSON; the official scraped or
   enriched JSON (a list of query records with ``aggregated_sources``), keeping ``agg_source_id`` and
   ``selected_topk``;
+* official scraped/enriched JSON as page records, to judge the text they carry (:func:`load_official_pages`);
 * official enriched JSON as scores for the reduce (:func:`load_enriched_scores`).
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
 import os
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -27,8 +30,11 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from crawler.domains import domain_category, registered_domain
 from crawler.errors import InputError
+from crawler.records import page_record, records_to_table
 from crawler.storage import resolve_uri
+from crawler.urls import InvalidURL, canonicalize_url, url_key
 from jobs.schemas import CITATIONS_SCHEMA, QUERIES_SCHEMA, SOURCE_SCORES_SCHEMA
 from judge.rubric import DIMENSION_KEYS
 
@@ -398,6 +404,70 @@ def official_source_url(source: dict[str, Any]) -> str:
     if isinstance(examples, list) and examples:
         return str(examples[0])
     return str(examples or "")
+
+
+# -- official scraped JSON -> page records ---------------------------------------------------------
+def official_date(value: Any) -> str | None:
+    """An ISO date (YYYY-MM-DD) from an official date field, or None when it is absent or unparseable."""
+    if not value or not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.strip().replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        return None
+
+
+def load_official_pages(path: str) -> pa.Table:
+    """Page records (``crawler.schema.PAGE_SCHEMA``) from an official scraped or enriched JSON.
+
+    Lets an audit judge the text the official pipeline scraped instead of crawling again. The text
+    becomes ``text_full`` and ``text_main``; ``search_result_date`` and ``search_result_last_updated``
+    become the published and modified dates; a source without text is an explicit ``error`` row.
+    Sources citing the same canonical URL give one record (the first with text wins).
+    """
+    data = parse_json(path, decode_utf8(path, read_input_bytes(path)))
+    if not isinstance(data, list):
+        raise InputError(path, "expected a list of query records with aggregated_sources")
+    records: dict[str, dict[str, Any]] = {}
+    for i, record in enumerate(data):
+        if not isinstance(record, dict) or not isinstance(record.get("aggregated_sources"), list):
+            raise InputError(path, "expected a query record with aggregated_sources", field=f"[{i}]")
+        for j, source in enumerate(record["aggregated_sources"]):
+            where = f"[{i}].aggregated_sources[{j}]"
+            if not isinstance(source, dict):
+                raise InputError(path, "expected an object", field=where)
+            url = check_url(path, official_source_url(source), line=None, field=f"{where}.url_canonical")
+            try:
+                key = url_key(canonicalize_url(url))
+            except InvalidURL as exc:
+                raise InputError(path, str(exc), field=f"{where}.url_canonical") from None
+            examples = source.get("url_examples") if isinstance(source.get("url_examples"), list) else []
+            text = source.get("text_content") or ""
+            previous = records.get(key)
+            if previous is not None:
+                previous["original_urls"] = sorted({*previous["original_urls"], url, *map(str, examples)})
+                if previous["status"] == "ok" or not text:
+                    continue
+            content = {
+                "title": source.get("title") or None,
+                "published_date": official_date(source.get("search_result_date")),
+                "modified_date": official_date(source.get("search_result_last_updated")),
+                "domain": registered_domain(url),
+                "domain_category": source.get("domain_category") or domain_category(url),
+                "text_full": text or None,
+                "text_main": text or None,
+                "bytes": len(text.encode("utf-8")),
+                "content_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                "content_type": "text/plain",
+            }
+            records[key] = page_record(
+                url,
+                status="ok" if text else "error",
+                error=None if text else "no text in the official JSON",
+                original_urls=[url, *map(str, examples), *(previous or {}).get("original_urls", [])],
+                content=content,
+            )
+    return records_to_table(list(records.values()))
 
 
 # -- official enriched JSON -> scores ------------------------------------------------------------------

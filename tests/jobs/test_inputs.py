@@ -240,3 +240,47 @@ def test_enriched_scores_query_type_fallbacks(tmp_path):
     assert table["query_type"].to_pylist() == ["VACOS", "HotpotQA", "Unknown"]
     assert table["semantic_relevance"].to_pylist() == [5.0, None, None]
     assert table["authority"].to_pylist() == [None, 2.0, None]
+
+
+def test_official_pages_import(tmp_path):
+    from crawler.schema import PAGE_SCHEMA
+    from crawler.urls import url_key
+    from jobs.inputs import load_official_pages
+
+    scraped = [
+        {
+            "query_id": 1,
+            "aggregated_sources": [
+                {
+                    "agg_source_id": 1,
+                    "url_canonical": "https://www.cdc.gov/flu/index.html?utm_source=x",
+                    "url_examples": ["https://www.cdc.gov/flu/index.html"],
+                    "text_content": "Flu facts. " * 50,
+                    "title": "Flu",
+                    "search_result_date": "2026-01-20",
+                    "search_result_last_updated": "2026-01-22T10:00:00Z",
+                    "domain_category": "gov",
+                },
+                {"agg_source_id": 2, "url_canonical": "https://blog.example/post", "text_content": ""},
+            ],
+        },
+        {
+            "query_id": 2,
+            "aggregated_sources": [
+                {
+                    "agg_source_id": 3,
+                    "url_canonical": "https://www.cdc.gov/flu/index.html",
+                    "text_content": "other",
+                },
+            ],
+        },
+    ]
+    table = load_official_pages(write(tmp_path / "scraped.json", json.dumps(scraped)))
+    assert table.schema.equals(PAGE_SCHEMA)
+    rows = {r["url"]: r for r in table.to_pylist()}
+    assert set(rows) == {"https://www.cdc.gov/flu/index.html", "https://blog.example/post"}
+    cdc = rows["https://www.cdc.gov/flu/index.html"]
+    assert cdc["url_key"] == url_key("https://www.cdc.gov/flu/index.html")
+    assert (cdc["status"], cdc["published_date"], cdc["modified_date"]) == ("ok", "2026-01-20", "2026-01-22")
+    assert cdc["text_full"].startswith("Flu facts.") and cdc["domain_category"] == "gov"
+    assert rows["https://blog.example/post"]["status"] == "error"
