@@ -1,0 +1,70 @@
+"""Entry point of a shard subprocess: ``python -m crawler.fetch.process SPEC.json``.
+
+The spec names the run, the shard's remaining entries, the config, the first part number and
+where to write a small JSON report. The process dies with its parent (PR_SET_PDEATHSIG), so a
+killed Ray worker never leaves an orphan crawler writing parts behind a restarted one.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import sys
+import time
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent exits; exit now if it already has."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def main(spec_path: str) -> int:
+    with open(spec_path) as handle:
+        spec = json.load(handle)
+    die_with_parent(spec["parent_pid"])
+
+    from scrapy.crawler import CrawlerProcess
+
+    from crawler.config import CrawlConfig
+    from crawler.fetch.render import SubresourceGuard
+    from crawler.fetch.settings import scrapy_settings
+    from crawler.fetch.sink import PartSink
+    from crawler.fetch.spider import PageSpider
+    from crawler.shards import CrawlShard
+    from crawler.storage import RunStore
+
+    config = CrawlConfig.model_validate(spec["config"])
+    shard = CrawlShard.from_dict(spec["shard"])
+    store = RunStore(spec["run_uri"])
+    sink = PartSink(
+        store, shard.shard_id, spec["first_seq"], config.flush_every, flush_bytes=64 * 1024 * 1024
+    )
+    guard = SubresourceGuard(config.network.address_policy())
+    started = time.monotonic()
+    process = CrawlerProcess(scrapy_settings(config, guard))
+    process.crawl(PageSpider, entries=list(shard.entries), config=config, sink=sink)
+    process.start()
+    report = {
+        "fetched": len(sink.done),
+        "parts": sink.parts,
+        "wall_s": round(time.monotonic() - started, 3),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "render_blocked_requests": guard.blocked[:100],
+        "render_blocked_count": len(guard.blocked),
+    }
+    with open(spec["report_path"], "w") as handle:
+        json.dump(report, handle)
+    return 0 if len(sink.done) >= len(shard.entries) else 3  # 3: the crawl did not run to its end
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,89 @@
+"""Committing a shard's output in parts: ``pages/<shard>-<seq>.parquet`` + ``warc/<shard>-<seq>.warc.gz``.
+
+A part's WARC file is written first and its Parquet file last: a committed Parquet part is the
+commit point of its page records. A process killed at any moment leaves complete parts only
+(RunStore writes atomically), and a restart skips every url_key found in committed parts.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from crawler.records import records_to_table
+from crawler.storage import RunStore
+from crawler.warc import WarcPartWriter
+
+PART_NAME = re.compile(r"^(?P<shard>shard-\d+)-(?P<seq>\d{5})\.(?:parquet|warc\.gz)$")
+
+
+def part_names(store: RunStore, shard_id: str) -> list[str]:
+    """Names of the committed Parquet parts of one shard."""
+    return [name for name in store.listdir("pages", suffix=".parquet") if name.startswith(f"{shard_id}-")]
+
+
+def next_sequence(store: RunStore, shard_id: str) -> int:
+    """The first part number not used by any Parquet or WARC part of the shard."""
+    names = store.listdir("pages", suffix=".parquet") + store.listdir("warc", suffix=".warc.gz")
+    numbers = [
+        int(m.group("seq")) for n in names if (m := PART_NAME.match(n)) and m.group("shard") == shard_id
+    ]
+    return max(numbers, default=-1) + 1
+
+
+def committed_keys(store: RunStore, shard_id: str) -> set[str]:
+    """url_keys that already have a committed record in this shard's parts."""
+    import pyarrow.parquet as pq
+
+    keys: set[str] = set()
+    for name in part_names(store, shard_id):
+        table = pq.read_table(store.path("pages", name), columns=["url_key"], filesystem=store.fs)
+        keys.update(table.column("url_key").to_pylist())
+    return keys
+
+
+class PartSink:
+    """Buffers page records and raw responses, committing a part every ``flush_every`` records.
+
+    Args:
+        store: The run.
+        shard_id: Prefix of the part names.
+        first_seq: The first part number to use (``next_sequence``).
+        flush_every: Records per part.
+        flush_bytes: A part is also committed when its WARC data grows past this.
+    """
+
+    def __init__(self, store: RunStore, shard_id: str, first_seq: int, flush_every: int, flush_bytes: int):
+        self.store, self.shard_id, self.seq = store, shard_id, first_seq
+        self.flush_every, self.flush_bytes = flush_every, flush_bytes
+        self.records: list[dict[str, Any]] = []
+        self.warc = WarcPartWriter()
+        self.done: set[str] = set()
+        self.parts = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Buffer one page record (the first record of a url_key wins; a second is a bug upstream)."""
+        if record["url_key"] in self.done:
+            return
+        self.done.add(record["url_key"])
+        self.records.append(record)
+        if len(self.records) >= self.flush_every or self.warc.size >= self.flush_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit the buffered records (WARC part first, Parquet part last)."""
+        if not self.records:
+            return
+        name = f"{self.shard_id}-{self.seq:05d}"
+        if self.warc.records:
+            self.store.write_bytes(f"warc/{name}.warc.gz", self.warc.getvalue())
+        self.store.write_table(f"pages/{name}.parquet", records_to_table(self.records))
+        self.warc.close()
+        self.warc = WarcPartWriter()
+        self.records = []
+        self.seq += 1
+        self.parts += 1
+
+    def close(self) -> None:
+        self.flush()
+        self.warc.close()

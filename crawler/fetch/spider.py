@@ -1,0 +1,171 @@
+"""The spider of one shard: one request per canonical URL, exactly one page record per url_key."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+from scrapy_playwright.page import PageMethod
+from twisted.python.failure import Failure
+
+from crawler.config import CrawlConfig
+from crawler.decoding import classify
+from crawler.extract import extract_page
+from crawler.fetch.failures import failure_status
+from crawler.fetch.render import ContextRotation
+from crawler.fetch.sink import PartSink
+from crawler.records import page_record
+from crawler.shards import ShardEntry
+
+
+def _content_type(response: Response) -> str | None:
+    value = response.headers.get(b"Content-Type")
+    return value.decode("latin-1") if value else None
+
+
+class PageSpider(scrapy.Spider):
+    """Fetch each entry once (with retries/redirects below), extract it, render it if the policy says so.
+
+    Args:
+        entries: The shard's URLs still to fetch.
+        config: The crawl configuration.
+        sink: Where page records and raw responses are committed.
+    """
+
+    name = "sourcebench-pages"
+
+    def __init__(self, entries: list[ShardEntry], config: CrawlConfig, sink: PartSink, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.entries, self.config, self.sink = entries, config, sink
+        self.contexts = ContextRotation(config.render)
+        self.render_policy = "never" if config.replay_warcs else config.render.policy
+        self.pool = ProcessPoolExecutor(config.extract_workers) if config.extract_workers else None
+        self.statuses: Counter[str] = Counter()
+
+    # -- requests ----------------------------------------------------------------------------------
+    async def start(self) -> AsyncIterator[Any]:
+        for entry in self.entries:
+            if entry.invalid:
+                self.commit(entry, status="error", error=entry.invalid)
+                continue
+            yield scrapy.Request(
+                entry.url,
+                callback=self.on_page,
+                errback=self.on_failure,
+                meta={"entry": entry},
+                dont_filter=True,
+            )
+
+    def render_request(self, response: Response, static: dict[str, Any]) -> scrapy.Request:
+        context = self.contexts.next_context()
+        return scrapy.Request(
+            response.url,
+            callback=self.on_render,
+            errback=self.on_render_failure,
+            dont_filter=True,
+            meta={
+                "entry": response.meta["entry"],
+                "static": static,
+                "dont_obey_robotstxt": True,
+                "dont_retry": True,
+                "playwright": True,
+                "playwright_include_page": True,
+                "playwright_context": context,
+                "playwright_context_kwargs": {"service_workers": "block", "ignore_https_errors": True},
+                "playwright_page_goto_kwargs": {"wait_until": "load"},
+                "playwright_page_methods": [PageMethod("wait_for_timeout", self.config.render.settle_ms)],
+            },
+        )
+
+    # -- records -----------------------------------------------------------------------------------
+    def commit(self, entry: ShardEntry, **fields: Any) -> None:
+        record = page_record(entry.url, key=entry.url_key, original_urls=entry.original_urls, **fields)
+        self.statuses[record["status"]] += 1
+        self.sink.add(record)
+
+    async def extract(self, url: str, body: bytes, content_type: str | None) -> dict[str, Any]:
+        min_chars = self.config.limits.min_text_chars
+        if self.pool is None:
+            return extract_page(url, body, content_type, min_text_chars=min_chars)
+        future = self.pool.submit(extract_page, url, body, content_type, min_text_chars=min_chars)
+        return await asyncio.wrap_future(future)
+
+    def wants_render(self, response: Response, content: dict[str, Any]) -> bool:
+        if (
+            self.render_policy == "never"
+            or classify(_content_type(response), response.body, response.url) != "html"
+        ):
+            return False
+        if self.render_policy == "always":
+            return True
+        return content["status"] in ("ok", "too_short") and (
+            len((content.get("text_full") or "").strip()) < self.config.render.thin_text_chars
+        )
+
+    # -- callbacks ---------------------------------------------------------------------------------
+    async def on_page(self, response: Response) -> AsyncIterator[Any]:
+        entry: ShardEntry = response.meta["entry"]
+        fetch = {
+            "final_url": response.url,
+            "redirect_chain": response.meta.get("redirect_urls", []),
+            "http_status": response.status,
+            "fetched_at": datetime.now(UTC),
+        }
+        if response.status >= 300:
+            note = response.meta.get("retry_note")
+            self.commit(entry, status="http_error", error=note or f"HTTP {response.status}", **fetch)
+            return
+        content = await self.extract(response.url, response.body, _content_type(response))
+        if self.wants_render(response, content):
+            yield self.render_request(response, {"fetch": fetch, "content": content})
+            return
+        self.commit(entry, status="ok", content=content, **fetch)
+
+    async def on_render(self, response: Response) -> None:
+        entry: ShardEntry = response.meta["entry"]
+        static = response.meta["static"]
+        page = response.meta.get("playwright_page")
+        if page is not None:
+            await self.contexts.release(page, response.meta["playwright_context"])
+        self.sink.warc.write_response(response.url, 200, [], response.body, record_type="conversion")
+        rendered = await self.extract(response.url, response.body, "text/html; charset=utf-8")
+        static_text = len((static["content"].get("text_full") or "").strip())
+        if rendered["status"] == "ok" or len((rendered.get("text_full") or "").strip()) > static_text:
+            self.commit(entry, status="ok", content=rendered, rendered=True, **static["fetch"])
+        else:
+            self.commit(entry, status="ok", content=static["content"], **static["fetch"])
+
+    async def on_render_failure(self, failure: Failure) -> None:
+        request = failure.request
+        page = request.meta.get("playwright_page")
+        if page is not None:
+            await self.contexts.release(page, request.meta["playwright_context"])
+        static = request.meta["static"]
+        self.logger.warning("render of %s failed (%s); keeping the static page", request.url, failure.value)
+        self.commit(request.meta["entry"], status="ok", content=static["content"], **static["fetch"])
+
+    def on_failure(self, failure: Failure) -> None:
+        request = failure.request
+        status, message = failure_status(failure.value)
+        self.commit(
+            request.meta["entry"],
+            status=status,
+            error=message,
+            redirect_chain=request.meta.get("redirect_urls", []),
+            fetched_at=datetime.now(UTC),
+        )
+
+    def closed(self, reason: str) -> None:
+        """Give every entry that got no record one (``error``), then commit the last part."""
+        for entry in self.entries:
+            if entry.url_key not in self.sink.done:
+                self.commit(entry, status="error", error=f"no response before the crawl ended ({reason})")
+        self.sink.close()
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)

@@ -1,0 +1,136 @@
+"""Running one shard (a Scrapy subprocess) and reading a run's pages back.
+
+``run_shard`` is what a Ray task calls: it skips a shard already done, resumes a partly committed
+one (only url_keys without a committed record are fetched), waits for the subprocess, gives any URL
+it left without a record an ``error`` record, and writes the shard's done marker last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from crawler.config import CrawlConfig
+from crawler.fetch.sink import PartSink, committed_keys, next_sequence, part_names
+from crawler.records import page_record
+from crawler.schema import PAGE_SCHEMA
+from crawler.shards import CrawlShard
+from crawler.storage import RunStore
+
+STAGE = "crawl"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _status_counts(store: RunStore, shard_id: str) -> dict[str, int]:
+    counts: Counter[str] = Counter()
+    for name in part_names(store, shard_id):
+        table = pq.read_table(store.path("pages", name), columns=["status"], filesystem=store.fs)
+        counts.update(table.column("status").to_pylist())
+    return dict(sorted(counts.items()))
+
+
+def _run_subprocess(store: RunStore, shard: CrawlShard, config: CrawlConfig) -> dict[str, Any]:
+    """Run the Scrapy subprocess for ``shard``'s entries; returns its report (or why it failed)."""
+    with tempfile.TemporaryDirectory(prefix=f"sb-{shard.shard_id}-") as tmp:
+        spec_path, report_path = os.path.join(tmp, "spec.json"), os.path.join(tmp, "report.json")
+        spec = {
+            "run_uri": store.uri,
+            "shard": shard.to_dict(),
+            "config": config.model_dump(mode="json"),
+            "first_seq": next_sequence(store, shard.shard_id),
+            "report_path": report_path,
+            "parent_pid": os.getpid(),
+        }
+        Path(spec_path).write_text(json.dumps(spec))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        log_path = os.path.join(tmp, "scrapy.log")
+        with open(log_path, "wb") as log:
+            try:
+                proc = subprocess.run(
+                    [sys.executable, "-m", "crawler.fetch.process", spec_path],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    timeout=config.shard_timeout_s,
+                    check=False,
+                )
+                code: int | str = proc.returncode
+            except subprocess.TimeoutExpired:
+                code = f"timeout after {config.shard_timeout_s:.0f}s"
+        if code == 0 and os.path.exists(report_path):
+            return json.loads(Path(report_path).read_text())
+        tail = Path(log_path).read_bytes()[-2000:].decode("utf-8", "replace")
+        return {"failed": f"shard process ended with {code}", "log_tail": tail}
+
+
+def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str, Any]:
+    """Crawl one shard into ``<run>/pages/<shard_id>-<seq>.parquet`` and ``<run>/warc/...warc.gz``.
+
+    Safe to call inside a Ray task and safe to call again after a crash: a done shard returns its
+    stored summary; a partial one fetches only the url_keys without a committed record. The
+    subprocess is retried once if it dies; URLs still without a record then end as ``error``.
+
+    Returns:
+        The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status,
+        pages, parts, wall time, peak memory of the shard process, robots/render settings.
+    """
+    store = RunStore(run_uri)
+    if store.is_done(STAGE, shard.shard_id):
+        return store.read_json(f"{STAGE}/_done/{shard.shard_id}.json")
+    started = time.monotonic()
+    reports: list[dict[str, Any]] = []
+    for _attempt in range(2):
+        done = committed_keys(store, shard.shard_id)
+        remaining = tuple(e for e in shard.entries if e.url_key not in done)
+        if not remaining:
+            break
+        reports.append(_run_subprocess(store, replace(shard, entries=remaining), config))
+        if "failed" not in reports[-1]:
+            break
+    done = committed_keys(store, shard.shard_id)
+    missing = [e for e in shard.entries if e.url_key not in done]
+    if missing:
+        reason = reports[-1].get("failed", "no record written") if reports else "no record written"
+        sink = PartSink(
+            store, shard.shard_id, next_sequence(store, shard.shard_id), len(missing) + 1, 1 << 62
+        )
+        for entry in missing:
+            sink.add(page_record(entry.url, key=entry.url_key, original_urls=entry.original_urls,
+                                 status="error", error=f"crawler failed: {reason}"[:500]))  # fmt: skip
+        sink.close()
+    summary = {
+        "shard_id": shard.shard_id,
+        "urls": len(shard.entries),
+        "statuses": _status_counts(store, shard.shard_id),
+        "parts": len(part_names(store, shard.shard_id)),
+        "wall_s": round(time.monotonic() - started, 3),
+        "attempts": len(reports),
+        "peak_rss_mb": max([r.get("peak_rss_mb", 0) for r in reports] or [0]),
+        "peak_child_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
+        "render_blocked_count": sum(r.get("render_blocked_count", 0) for r in reports),
+        "render_blocked_requests": [u for r in reports for u in r.get("render_blocked_requests", [])][:100],
+        "failures": [r["failed"] for r in reports if "failed" in r],
+        "obey_robots": config.network.obey_robots,
+        "render_policy": config.render.policy,
+        "replay": bool(config.replay_warcs),
+    }
+    store.mark_done(STAGE, shard.shard_id, summary)
+    return summary
+
+
+def read_pages(run_uri: str) -> pa.Table:
+    """Every page record of a run (PAGE_SCHEMA; one row per url_key)."""
+    return RunStore(run_uri).read_table("pages", schema=PAGE_SCHEMA)
