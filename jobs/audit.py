@@ -48,6 +48,10 @@ CITATIONS_PATH = "inputs/citations.parquet"
 SELECTED_PATH = "inputs/selected_sources.parquet"
 LEADERBOARD_DATA = "leaderboard/leaderboard_data.json"
 STATUS_COLUMNS = ("url_key", "status")
+#: Crawl settings that change how the work is cut and placed, not what is fetched. They stay out of
+#: the crawl stage's fingerprint: a rerun with other values must resume the committed shards, not
+#: plan new ones over the same URLs.
+CRAWL_EXECUTION_FIELDS = {"shard_size", "flush_every", "extract_workers", "ray_resources", "ray_num_cpus"}
 
 
 class IncompleteRunError(RuntimeError):
@@ -113,7 +117,9 @@ class Audit:
         try:
             inputs_fp = fingerprint(input_hashes, config.inputs.system, config.scoring.model_dump())
             self.run_stage("inputs", inputs_fp, self.stage_inputs)
-            crawl_fp = fingerprint(inputs_fp, config.crawl.model_dump(mode="json"))
+            crawl_fp = fingerprint(
+                inputs_fp, config.crawl.model_dump(mode="json", exclude=CRAWL_EXECUTION_FIELDS)
+            )
             judge_fp = fingerprint(crawl_fp, config.judge.model_dump(mode="json"))
             streaming = config.cluster.stream and not self.committed("crawl", crawl_fp)
             if streaming and not self.committed("judge", judge_fp):

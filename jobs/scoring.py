@@ -23,7 +23,6 @@ from jobs.schemas import SOURCE_SCORES_SCHEMA
 from judge.rubric import DIMENSION_KEYS
 
 SCORES_PATH = "scores/source_scores.parquet"
-SELECTED_PATH = "scores/selected_sources.parquet"
 
 #: The sources chosen for the audit, one row per (system, query, canonical URL).
 SELECTED_SOURCES_SCHEMA = pa.schema(
@@ -36,8 +35,9 @@ SELECTED_SOURCES_SCHEMA = pa.schema(
         pa.field("cited_url", pa.string(), nullable=False),  # the best-ranked spelling as cited
         pa.field("rank", pa.int32(), nullable=False),  # best citation rank of this URL for the query
         pa.field("agg_source_id", pa.string(), nullable=False),  # from official imports, else the url_key
+        pa.field("language", pa.string()),  # of the answer (citation), else of the query; null if unknown
     ],
-    metadata={"schema": "selected_sources", "version": "1"},
+    metadata={"schema": "selected_sources", "version": "2"},
 )
 
 #: SOURCE_SCORES_SCHEMA plus provenance and status (the reduce reads the first columns).
@@ -73,10 +73,11 @@ def select_sources(
     Raises:
         InputError: a citation names an unknown query, or a URL that cannot be canonicalised.
     """
-    frame = citations.select(
-        ["system", "query_id", "url", "rank", "agg_source_id", "selected_topk"]
-    ).to_pandas()
-    query_types = dict(zip(queries["query_id"].to_pylist(), queries["query_type"].to_pylist(), strict=True))
+    columns = ["system", "query_id", "url", "rank", "agg_source_id", "selected_topk", "language"]
+    frame = citations.select(columns).to_pandas()
+    ids = queries["query_id"].to_pylist()
+    query_types = dict(zip(ids, queries["query_type"].to_pylist(), strict=True))
+    query_languages = dict(zip(ids, queries["language"].to_pylist(), strict=True))
     unknown = sorted(set(frame["query_id"]) - set(query_types))
     if unknown:
         raise InputError(
@@ -91,6 +92,8 @@ def select_sources(
     frame = frame.drop_duplicates(["system", "query_id", "url_key"], keep="first")
     frame = pd.concat([_top_sources(group, top_k) for _, group in frame.groupby(["system", "query_id"])])
     frame["query_type"] = frame["query_id"].map(query_types)
+    answer_language = frame["language"]
+    frame["language"] = answer_language.where(answer_language.notna(), frame["query_id"].map(query_languages))
     frame["agg_source_id"] = frame["agg_source_id"].where(frame["agg_source_id"].notna(), frame["url_key"])
     frame = frame.rename(columns={"url": "cited_url"})
     columns = SELECTED_SOURCES_SCHEMA.names
@@ -120,12 +123,14 @@ def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.
     text = page_frame["text_full"].where(page_frame["text_full"].notna(), page_frame["text_main"])
     page_frame["text_content_length"] = text.str.len().astype("float64")
     page_frame = page_frame.drop(columns=["text_full", "text_main"]).rename(
-        columns={"status": "page_status", "error": "page_error"}
+        columns={"status": "page_status", "error": "page_error", "language": "page_language"}
     )
     vector_frame = vectors.select(["url_key", "query_id", *DIMENSION_KEYS, "judge_status"]).to_pandas()
     frame = selected.to_pandas().merge(page_frame, on="url_key", how="left", validate="many_to_one")
     frame = frame.merge(vector_frame, on=["url_key", "query_id"], how="left", validate="many_to_one")
     frame["page_status"] = frame["page_status"].fillna(MISSING)
+    # The answer's (or query's) language, which sweeps break results down by; else the page's.
+    frame["language"] = frame["language"].where(frame["language"].notna(), frame["page_language"])
     ok = frame["page_status"] == "ok"
     frame.loc[ok & frame["judge_status"].isna(), "judge_status"] = MISSING
     # Scores come from the judge only, for pages that were fetched; nothing is filled in.

@@ -153,3 +153,21 @@ def test_scores_keep_failed_pages_and_judgments_as_status_rows():
     counts = status_counts(scores)
     assert counts["page_status"] == {"http_error": 1, "missing": 1, "ok": 4}
     assert counts["judge_status"] == {"missing": 1, "not_judged": 2, "scored": 2, "unscorable": 1}
+
+
+def test_language_is_the_answers_then_the_querys_then_the_pages():
+    queries = pa.Table.from_pylist(
+        [{"query_id": "q1", "query": "eins", "query_type": "VACOS", "language": "de"},
+         {"query_id": "q2", "query": "two", "query_type": "VACOS", "language": None}],
+        schema=QUERIES_SCHEMA,
+    )  # fmt: skip
+    rows = [
+        {"system": "A", "query_id": "q1", "url": "https://a.org/", "rank": 1, "language": "fr"},
+        {"system": "B", "query_id": "q1", "url": "https://a.org/", "rank": 1},
+        {"system": "C", "query_id": "q2", "url": "https://a.org/", "rank": 1},
+    ]
+    selected = select_sources(citations(rows), queries, top_k=5)
+    pages = pa.Table.from_pylist([page("https://a.org/", "ok", "text")], schema=PAGE_SCHEMA)
+    vectors = pa.Table.from_pylist([], schema=CONTENT_VECTORS_SCHEMA)
+    scores = score_sources(selected, pages, vectors).to_pylist()
+    assert {r["model_name"]: r["language"] for r in scores} == {"A": "fr", "B": "de", "C": "en"}
