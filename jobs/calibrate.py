@@ -34,9 +34,16 @@ from jobs.analysis.urls import canonical_url
 from jobs.cli import run_module
 
 FEWSHOT_PAGE_COLUMNS = (
-    "url", "title", "text_main", "published_date", "modified_date", "authors", "site_name", "domain",
+    "url",
+    "title",
+    "text_main",
+    "published_date",
+    "modified_date",
+    "authors",
+    "site_name",
+    "domain",
     "signals",
-)  # fmt: skip
+)
 METRIC_FORMATS = {c: "{:.3f}" for c in ("mae", "qwk", "spearman", "alpha_ordinal", "alpha_interval")}
 
 
@@ -134,7 +141,7 @@ def summary_markdown(result: Calibration, thresholds: GateThresholds) -> str:
                 "Krippendorff's alpha across all annotators",
                 "",
                 [Table(result.annotators, formats=METRIC_FORMATS)],
-            )  # fmt: skip
+            )
         )
     passed = "PASS" if result.passed else ("FAIL" if len(result.gate) else "not gated")
     return render_markdown(Report("Judge calibration", f"Result: {passed}", [], sections))

@@ -101,8 +101,10 @@ def judge_scores(run_uri: str, prefix: str = "") -> dict[str, pd.DataFrame]:
             index=["config", *ITEM], columns="dimension", values="score", aggfunc="mean"
         )
         wide = wide.reindex(columns=list(DIMENSION_KEYS)).reset_index()
-        return {f"{prefix}{name}": group.drop(columns="config").reset_index(drop=True)
-                for name, group in wide.groupby("config", sort=True)}  # fmt: skip
+        return {
+            f"{prefix}{name}": group.drop(columns="config").reset_index(drop=True)
+            for name, group in wide.groupby("config", sort=True)
+        }
     sources = read_frame(store, "leaderboard/source_metrics.parquet")
     if sources is None:
         return {}

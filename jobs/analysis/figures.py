@@ -18,7 +18,7 @@ from matplotlib.figure import Figure as MplFigure
 from matplotlib.ticker import FuncFormatter
 
 from jobs.analysis.document import Figure
-from judge.rubric import DIMENSIONS
+from judge.rubric import DIMENSIONS, STAGES
 
 DPI = 144
 STYLE = {
@@ -137,8 +137,15 @@ def heatmap(
                 continue
             shade = image.cmap(norm(value))
             luminance = 0.299 * shade[0] + 0.587 * shade[1] + 0.114 * shade[2]
-            ax.text(c, r, fmt.format(value), ha="center", va="center", fontsize=8,
-                    color="black" if luminance > 0.55 else "white")  # fmt: skip
+            ax.text(
+                c,
+                r,
+                fmt.format(value),
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="black" if luminance > 0.55 else "white",
+            )
         fig.colorbar(image, ax=ax, shrink=0.85, pad=0.02)
         ax.set_title(title)
         return _finish(fig, key, alt or title, caption)
@@ -171,8 +178,13 @@ def dimension_bars(means: pd.DataFrame, order: Sequence[str], colors: dict[str, 
         axes = fig.subplots(2, 4, sharey=True, sharex=True)
         for ax, dim in zip(axes.ravel(), DIMENSIONS, strict=True):
             values = means.reindex(systems)[dim.key].to_numpy(float)
-            ax.barh(range(n), np.nan_to_num(values - 1.0), left=1.0,
-                    color=[colors.get(s, "#4c72b0") for s in systems], height=0.72)  # fmt: skip
+            ax.barh(
+                range(n),
+                np.nan_to_num(values - 1.0),
+                left=1.0,
+                color=[colors.get(s, "#4c72b0") for s in systems],
+                height=0.72,
+            )
             for i, value in enumerate(values):
                 if not np.isnan(value):
                     ax.text(value + 0.05, i, f"{value:.2f}", va="center", fontsize=7)
@@ -232,8 +244,13 @@ def status_bars(statuses: pd.DataFrame) -> Figure:
         colors = [STATUS_COLORS.get(s, FAILURE_COLOR) for s in rows["status"]]
         ax.barh(range(len(rows)), rows["pages"], color=colors, height=0.7)
         for i, (count, share) in enumerate(zip(rows["pages"], rows["share_pct"], strict=True)):
-            ax.annotate(f"{count:,} ({share:.1f} %)", (count, i), xytext=(4, 0), textcoords="offset points",
-                        va="center")  # fmt: skip
+            ax.annotate(
+                f"{count:,} ({share:.1f} %)",
+                (count, i),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+            )
         ax.set_yticks(range(len(rows)), rows["status"])
         ax.set_xlim(0, rows["pages"].max() * 1.25 + 1)
         ax.grid(axis="y", visible=False)
@@ -250,6 +267,9 @@ def token_bars(usage: pd.DataFrame) -> Figure:
         .groupby("stage", sort=False)[["prompt_tokens", "cached_prompt_tokens", "output_tokens"]]
         .sum()
     )
+    per_stage = per_stage.reindex(
+        [*[st for st in STAGES if st in per_stage.index], *[st for st in per_stage.index if st not in STAGES]]
+    )
     with _figure(7.5, 0.5 * len(per_stage) + 1.3) as fig:
         ax = fig.add_subplot()
         y = np.arange(len(per_stage))
@@ -264,8 +284,37 @@ def token_bars(usage: pd.DataFrame) -> Figure:
             ax.barh(y, values, left=left, label=label, color=color, height=0.6)
             left += values.to_numpy(float)
         ax.set_yticks(y, per_stage.index)
+        ax.invert_yaxis()  # stages top to bottom in request order
         ax.grid(axis="y", visible=False)
         ax.set_xlabel("tokens")
         ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False, fontsize=8)
         return _finish(fig, "tokens", "Stacked bars of judge tokens per stage.")
+
+
+def correctness_bars(table: pd.DataFrame, labels: dict[str, str]) -> Figure:
+    """Spearman correlation of each score with answer correctness (over system x query pairs)."""
+    rows = table.iloc[::-1]
+    rho = rows["spearman_rho"].to_numpy(float)
+    with _figure(7.5, 0.34 * len(rows) + 1.1) as fig:
+        ax = fig.add_subplot()
+        colors = ["#2f5d8a" if v >= 0 else FAILURE_COLOR for v in np.nan_to_num(rho)]
+        ax.barh(range(len(rows)), np.nan_to_num(rho), color=colors, height=0.65)
+        for i, value in enumerate(rho):
+            if not np.isnan(value):
+                ax.annotate(
+                    f"{value:+.2f}",
+                    (value, i),
+                    xytext=(4 if value >= 0 else -4, 0),
+                    textcoords="offset points",
+                    va="center",
+                    ha="left" if value >= 0 else "right",
+                )
+        ax.set_yticks(range(len(rows)), [labels.get(s, s) for s in rows["score"]])
+        ax.axvline(0, color="#8a929c", linewidth=0.8)
+        ax.set_xlim(-1, 1)
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("Spearman correlation with answer correctness")
+        return _finish(
+            fig, "correctness", "Bar chart of each dimension's correlation with answer correctness."
+        )

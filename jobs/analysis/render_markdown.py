@@ -49,6 +49,14 @@ def render_markdown(report: Report, figure_dir: str = "figures") -> str:
             elif isinstance(block, Bullets):
                 out += [f"- {item}" for item in block.items] + [""]
             elif isinstance(block, Code):
-                out += [f"<details><summary>{block.caption or 'show'}</summary>", "", "```json", block.text,
-                        "```", "", "</details>", ""]  # fmt: skip
+                out += [
+                    f"<details><summary>{block.caption or 'show'}</summary>",
+                    "",
+                    "```json",
+                    block.text,
+                    "```",
+                    "",
+                    "</details>",
+                    "",
+                ]
     return "\n".join(out).rstrip() + "\n"

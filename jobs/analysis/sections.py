@@ -203,7 +203,7 @@ def _breakdown_blocks(
             caption=f"Mean weighted score by {label}",
             highlight_max=list(means.columns),
             formats={c: "{:.2f}" for c in means.columns},
-        ),  # fmt: skip
+        ),
         figures.heatmap(
             means[levels],
             key,
@@ -294,7 +294,7 @@ def overlap_section(analyses: Analyses, config: ReportConfig, colors: dict) -> S
                 "spearman_rho": "Spearman rho",
                 "spearman_p": "p-value",
                 "pearson_r": "Pearson r",
-            }  # fmt: skip
+            }
         )
         stat_formats = {"Spearman rho": "{:.3f}", "p-value": "{:.3g}", "Pearson r": "{:.3f}"}
         blocks.append(Table(stats, caption="Score vs overlap across systems", formats=stat_formats))
@@ -308,7 +308,7 @@ def overlap_section(analyses: Analyses, config: ReportConfig, colors: dict) -> S
                     "not_in_serp_score": "Score, URL not in SERP",
                     "in_serp_sources": "Sources in SERP",
                     "not_in_serp_sources": "Sources not in SERP",
-                }  # fmt: skip
+                }
             )
             blocks.append(
                 Table(split, caption=f"Source scores split by presence in {config.serp_systems[0]}")
@@ -336,8 +336,16 @@ def ablation_sections(analyses: Analyses) -> list[Section]:
                 index="systems" not in table.columns,
                 caption=f"Mean weighted score: {name}",
                 formats={c: "{:.2f}" for c in table.columns if c not in ("systems", "sources")},
-            )  # fmt: skip
+            )
         )
+        if "systems" not in table.columns and table.shape[0] > 2 and table.shape[1] > 2:
+            cells = table.drop(index="mean", columns="mean", errors="ignore")
+            key = "ablation_" + name.replace(" x ", "_x_").replace(" ", "_")
+            ablation_blocks.append(
+                figures.heatmap(
+                    cells, key, f"Mean weighted score: {name}", alt=f"Heatmap of the {name} ablation."
+                )
+            )
     correctness_blocks: list[Any] = _notes(analyses, "correctness")
     if analyses.correctness is not None:
         labels = {d.key: f"{d.code} {d.label}" for d in DIMENSIONS}
@@ -350,10 +358,12 @@ def ablation_sections(analyses: Analyses) -> list[Section]:
                 "pearson_r": "Pearson r",
                 "mean_when_correct": "Mean if correct",
                 "mean_when_incorrect": "Mean if incorrect",
-            }  # fmt: skip
+            }
         )
-        correctness_blocks.append(Table(table, formats={"p-value": "{:.3g}", "Spearman rho": "{:.3f}",
-                                                        "Pearson r": "{:.3f}"}))  # fmt: skip
+        correctness_blocks.append(
+            Table(table, formats={"p-value": "{:.3g}", "Spearman rho": "{:.3f}", "Pearson r": "{:.3f}"})
+        )
+        correctness_blocks.append(figures.correctness_bars(analyses.correctness, labels))
     return [
         Section(
             "ablation",
@@ -361,14 +371,14 @@ def ablation_sections(analyses: Analyses) -> list[Section]:
             "Scores grouped by system metadata (for example model x retrieval tool); cells and margins are "
             "means over sources.",
             ablation_blocks,
-        ),  # fmt: skip
+        ),
         Section(
             "correctness",
             "Source quality vs answer correctness",
             "Per (system, query): mean source score of each dimension against the answer's "
             "correctness label.",
             correctness_blocks,
-        ),  # fmt: skip
+        ),
     ]
 
 

@@ -335,6 +335,9 @@ def test_ablation_correctness_and_cost_from_metadata(synthetic_run, tmp_path: Pa
     cost = (uncached * 1.0 + total["cached_prompt_tokens"] * 1.0 + total["output_tokens"] * 4.0) / 1e6
     assert total["cost_usd"] == pytest.approx(cost)
     assert "Ablations by system factor" in (root / "leaderboard" / "report.md").read_text()
+    html = (root / "leaderboard" / "report.html").read_text()
+    assert 'id="fig-ablation_model_x_retrieval_tool"' in html and 'id="fig-correctness"' in html
+    assert "cost (USD)" in html
 
 
 def test_minimal_run_gets_a_report_with_notes_and_a_missing_one_an_error(
