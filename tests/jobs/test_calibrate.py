@@ -212,3 +212,13 @@ def test_bad_labels_are_reported_with_line_and_field(calibration_run, tmp_path: 
     assert calibrate_cli.run(_args(labels=bad, run=run)) == 2
     err = capsys.readouterr().err
     assert "bad.csv, line 4, field 'semantic_relevance'" in err and "not an integer 1-5" in err
+
+
+def test_calibration_outputs_are_documented(calibration_run, tmp_path: Path) -> None:
+    run, labels_path, _, _ = calibration_run
+    calibrate_cli.run(_args(labels=labels_path, run=run, out=tmp_path / "c"))
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text().splitlines()
+    for name in ("agreement", "gate", "annotators"):
+        row = next(line for line in docs if line.startswith(f"| `{name}.csv`"))
+        columns = pd.read_csv(tmp_path / "c" / f"{name}.csv").columns
+        assert [c for c in columns if c not in row] == [], name

@@ -328,6 +328,7 @@ def test_ablation_correctness_and_cost_from_metadata(synthetic_run, tmp_path: Pa
         spearmanr(per_query, truth).statistic
     )
     assert correctness.loc["authority", "n"] == len(per_query)
+    assert all(c in _doc_row("correctness_correlations.csv") for c in correctness.reset_index().columns)
 
     usage = _csv(root, "judge_usage")
     total = usage[usage["engine"] == "total"].iloc[0]
@@ -455,3 +456,36 @@ def test_serp_systems_and_factors_come_from_the_collect_manifest(synthetic_run, 
     sources = pd.read_parquet(run / "leaderboard" / "source_metrics.parquet")
     gamma = sources.query("model_name == 'gamma'")["weighted_total_content_score"].mean()
     assert table.set_index("model_name").loc["reasoner", "gensee"] == pytest.approx(gamma)
+
+
+DOCS = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text()
+
+
+def _doc_row(file_name: str) -> str:
+    rows = [
+        line
+        for line in DOCS.splitlines()
+        if line.startswith("| `") and f"`{file_name}`" in line.split("|")[1]
+    ]
+    assert rows, f"docs/report.md has no table row for {file_name}"
+    return rows[0]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pairwise_win_probability",
+        "serp_overlap",
+        "score_vs_overlap",
+        "score_by_serp_presence",
+        "crawl_funnel",
+        "crawl_statuses",
+        "crawl_failure_reasons",
+        "judge_usage",
+    ],
+)
+def test_every_analysis_column_is_documented(synthetic_run, name: str) -> None:
+    root, _ = synthetic_run
+    row = _doc_row(f"{name}.csv")
+    missing = [c for c in _csv(root, name).columns if c not in row]
+    assert not missing, f"docs/report.md does not document {name}.csv columns {missing}"
