@@ -61,6 +61,10 @@ class RunData:
     """``pages/*.parquet`` restricted to ``PAGE_COLUMNS``."""
     judgments: pd.DataFrame | None = None
     """``judgments/*.parquet`` restricted to ``JUDGMENT_COLUMNS``."""
+    calibration_gate: pd.DataFrame | None = None
+    """``calibration/gate.csv`` written by ``sourcebench calibrate`` on this run, if it ran."""
+    calibration_agreement: pd.DataFrame | None = None
+    """``calibration/agreement.csv`` (judge vs human, annotators, judge configurations)."""
     missing: list[str] = field(default_factory=list)
     """Relative paths of the optional inputs the run does not have."""
 
@@ -82,12 +86,19 @@ def read_frame(store: RunStore, relpath: str, columns: tuple[str, ...] | None = 
 def _leaderboard_table(store: RunStore, name: str) -> pd.DataFrame | None:
     """``leaderboard/<name>.parquet`` if present, else the CSV twin."""
     frame = read_frame(store, f"{LEADERBOARD}/{name}.parquet")
-    if frame is None and store.exists(f"{LEADERBOARD}/{name}.csv"):
-        with store.fs.open_input_stream(store.path(f"{LEADERBOARD}/{name}.csv")) as src:
-            frame = pd.read_csv(src, dtype={"query_id": str})
+    if frame is None:
+        frame = read_csv(store, f"{LEADERBOARD}/{name}.csv")
     if frame is not None and "query_id" in frame:
         frame["query_id"] = frame["query_id"].astype(str)
     return frame
+
+
+def read_csv(store: RunStore, relpath: str) -> pd.DataFrame | None:
+    """A CSV of the run as a DataFrame; None if absent."""
+    if not store.exists(relpath):
+        return None
+    with store.fs.open_input_stream(store.path(relpath)) as src:
+        return pd.read_csv(src, dtype={"query_id": str})
 
 
 def load_run(run_uri: str) -> RunData:
@@ -112,6 +123,8 @@ def load_run(run_uri: str) -> RunData:
     data.queries = read_frame(store, "inputs/queries.parquet")
     data.pages = read_frame(store, "pages", PAGE_COLUMNS)
     data.judgments = read_frame(store, "judgments", JUDGMENT_COLUMNS)
+    data.calibration_gate = read_csv(store, "calibration/gate.csv")
+    data.calibration_agreement = read_csv(store, "calibration/agreement.csv")
     optional = {
         "leaderboard/leaderboard_overall": data.overall,
         "manifest.json": data.manifest,

@@ -424,6 +424,41 @@ def judge_section(analyses: Analyses) -> Section:
     )
 
 
+def calibration_section(run: RunData) -> Section | None:
+    """The result of ``sourcebench calibrate`` on this run, when it ran (``calibration/``)."""
+    if run.calibration_gate is None and run.calibration_agreement is None:
+        return None
+    blocks: list[Any] = []
+    gate = run.calibration_gate
+    if gate is not None and len(gate):
+        for config, group in gate.groupby("config", sort=True):
+            failed = group[~group["passed"].astype(bool)]
+            verdict = "passes" if failed.empty else f"fails on {', '.join(failed['dimension'])}"
+            kind = "info" if failed.empty else "warning"
+            blocks.append(
+                Note(f"Judge configuration {config} {verdict} (MAE limit {group['max_mae'].max()}).", kind)
+            )
+    agreement = run.calibration_agreement
+    if agreement is not None and len(agreement):
+        for kind, title in (
+            ("judge_vs_human", "Judge vs human consensus"),
+            ("judge_vs_judge", "Judge vs judge"),
+            ("annotator_vs_annotator", "Annotator vs annotator"),
+        ):
+            rows = agreement[agreement["comparison"] == kind].drop(columns="comparison")
+            if len(rows):
+                formats = {c: "{:.3f}" for c in ("mae", "qwk", "spearman", "alpha_ordinal", "alpha_interval")}
+                blocks.append(Table(rows, caption=title, formats=formats))
+    return Section(
+        "calibration",
+        "Judge calibration",
+        "Agreement of the judge with human labels (from `sourcebench calibrate`): MAE, quadratic-weighted "
+        "kappa, Spearman and Krippendorff's alpha per dimension; the paper's bar is MAE <= 0.5 on every "
+        "dimension.",
+        blocks,
+    )
+
+
 def _flatten(payload: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
     if isinstance(payload, dict) and depth < 3:
         rows: list[tuple[str, str]] = []
@@ -504,6 +539,8 @@ def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Repo
         *ablation_sections(analyses),
         crawl_section(analyses),
         judge_section(analyses),
+        calibration_section(run),
         configuration_section(run, config),
     ]
-    return Report(config.title or f"SourceBench audit: {run.name}", subtitle, cards, sections)
+    present = [section for section in sections if section is not None]
+    return Report(config.title or f"SourceBench audit: {run.name}", subtitle, cards, present)

@@ -489,3 +489,28 @@ def test_every_analysis_column_is_documented(synthetic_run, name: str) -> None:
     row = _doc_row(f"{name}.csv")
     missing = [c for c in _csv(root, name).columns if c not in row]
     assert not missing, f"docs/report.md does not document {name}.csv columns {missing}"
+
+
+def test_calibration_results_appear_in_the_report(synthetic_run, tmp_path: Path) -> None:
+    import shutil
+
+    from jobs import calibrate as calibrate_cli
+
+    root, _ = synthetic_run
+    run = tmp_path / "calibrated"
+    shutil.copytree(root, run, ignore=shutil.ignore_patterns("analysis", "figures", "report.*"))
+    pages = pd.read_parquet(run / "pages", columns=["url", "status"]).query("status == 'ok'").head(6)
+    scored = pd.read_parquet(run / "judgments", columns=["url_key", "query_id"]).drop_duplicates("url_key")
+    keys = pd.read_parquet(run / "pages", columns=["url_key", "url"]).merge(scored, on="url_key")
+    labels = keys[keys["url"].isin(pages["url"])].assign(annotator="ann", **{d: 4 for d in DIMENSION_KEYS})
+    labels[["query_id", "url", "annotator", *DIMENSION_KEYS]].to_csv(tmp_path / "human.csv", index=False)
+    parser = argparse.ArgumentParser()
+    calibrate_cli.add_arguments(parser)
+    assert (
+        calibrate_cli.run(parser.parse_args(["--labels", str(tmp_path / "human.csv"), "--run", str(run)]))
+        == 0
+    )
+    write_report(str(run))
+    html = (run / "leaderboard" / "report.html").read_text()
+    assert '<section id="calibration">' in html
+    assert "Judge configuration vllm/Qwen3-8B/shared/sb-rubric-2 passes" in html
