@@ -15,6 +15,7 @@ from jobs.analysis.dimensions import (
     dimension_correlations,
     factor_means,
     per_dimension_means,
+    top_domains,
 )
 from jobs.analysis.labels import (
     load_correctness_labels,
@@ -43,6 +44,8 @@ class Analyses:
     dimension_means: pd.DataFrame
     correlations: pd.DataFrame
     by_query_type: tuple[pd.DataFrame, pd.DataFrame]
+    domains: pd.DataFrame
+    """The most cited registered domains (``dimensions.top_domains``)."""
     by_language: tuple[pd.DataFrame, pd.DataFrame] | None = None
     overlap: pd.DataFrame | None = None
     overlap_joined: pd.DataFrame | None = None
@@ -188,6 +191,7 @@ def analyse(run: RunData, config: ReportConfig) -> Analyses:
         dimension_means=per_dimension_means(run.sources),
         correlations=dimension_correlations(run.sources),
         by_query_type=breakdown(run.sources, "query_type", min_sources=config.min_cell_sources),
+        domains=top_domains(run.sources),
     )
     if "language" in run.sources and run.sources["language"].notna().any():
         result.by_language = breakdown(run.sources, "language", min_sources=config.min_cell_sources)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import pearsonr, spearmanr
 
+from jobs.analysis.urls import canonical_url, registered_domain
 from judge.rubric import DIMENSION_KEYS
 
 WEIGHTED = "weighted_total_content_score"
@@ -144,3 +145,28 @@ def factor_means(
     return pd.DataFrame(
         {"systems": grouped["system"].nunique(), "sources": grouped.size(), score: grouped[score].mean()}
     ).reset_index()
+
+
+def top_domains(sources: pd.DataFrame, top: int = 15) -> pd.DataFrame:
+    """The most cited registered domains: ``domain, sources, share_pct, systems, <score>, authority``."""
+    urls = sources["source_url"].astype("string").fillna("")
+    domains = {u: registered_domain(canonical_url(u)) or "(no URL)" for u in urls.unique()}
+    frame = pd.DataFrame(
+        {
+            "domain": urls.map(domains),
+            "system": sources["model_name"].astype(str),
+            WEIGHTED: pd.to_numeric(sources[WEIGHTED], errors="coerce"),
+            "authority": pd.to_numeric(sources["authority"], errors="coerce"),
+        }
+    )
+    grouped = frame.groupby("domain")
+    table = pd.DataFrame(
+        {
+            "sources": grouped.size(),
+            "share_pct": 100.0 * grouped.size() / max(len(frame), 1),
+            "systems": grouped["system"].nunique(),
+            WEIGHTED: grouped[WEIGHTED].mean(),
+            "authority": grouped["authority"].mean(),
+        }
+    )
+    return table.sort_values(["sources", WEIGHTED], ascending=[False, False]).head(top).reset_index()

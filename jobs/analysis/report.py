@@ -32,6 +32,7 @@ def analysis_tables(analyses: Analyses) -> dict[str, pd.DataFrame]:
         "dimension_correlations": analyses.correlations.rename_axis("dimension").reset_index(),
         "by_query_type": analyses.by_query_type[0].reset_index(),
         "by_language": analyses.by_language[0].reset_index() if analyses.by_language else None,
+        "top_domains": analyses.domains,
         "serp_overlap": analyses.overlap_joined,
         "score_vs_overlap": analyses.overlap_stats,
         "score_by_serp_presence": analyses.overlap_split,

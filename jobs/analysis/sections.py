@@ -267,6 +267,26 @@ def correlations_section(analyses: Analyses) -> Section:
     )
 
 
+def domains_section(analyses: Analyses) -> Section:
+    table = analyses.domains.rename(
+        columns={
+            "domain": "Domain",
+            "sources": "Sources",
+            "share_pct": "% of sources",
+            "systems": "Systems citing it",
+            WEIGHTED: "Mean weighted score",
+            "authority": "Mean authority (1-5)",
+        }
+    )
+    return Section(
+        "domains",
+        "Most cited domains",
+        "Registered domains with the most cited sources across all systems, with the mean score of "
+        "those sources.",
+        [Table(table, formats={"% of sources": PCT, "Sources": INT, "Mean weighted score": "{:.2f}"})],
+    )
+
+
 def overlap_section(analyses: Analyses, config: ReportConfig, colors: dict) -> Section:
     blocks: list[Any] = _notes(analyses, "overlap")
     if analyses.overlap is not None and analyses.overlap_joined is not None:
@@ -535,6 +555,7 @@ def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Repo
         dimensions_section(analyses, colors),
         *breakdown_sections(analyses),
         correlations_section(analyses),
+        domains_section(analyses),
         overlap_section(analyses, config, colors),
         *ablation_sections(analyses),
         crawl_section(analyses),

@@ -275,6 +275,9 @@ def test_crawl_funnel_and_judge_usage(synthetic_run) -> None:
     assert total["unscorable"] == 1
     assert total["prompt_tokens"] == judged * (1800 + 1500 + 1200)
     assert total["cache_hit_pct"] == pytest.approx(100.0 * (1400 + 1300 + 1100) / (1800 + 1500 + 1200))
+    domains = _csv(root, "top_domains").set_index("domain")
+    # serp5-site.com: SERP rank 5 for every query, plus every system's domain-only page except gamma's.
+    assert domains.loc["serp5-site.com", "systems"] == len(PROFILES)  # the SERP and 4 of the 5 systems
     funnel = _csv(root, "crawl_funnel").set_index("step")["count"]
     assert funnel["sources on the leaderboard"] == facts["num_sources"]
 
@@ -482,6 +485,7 @@ def _doc_row(file_name: str) -> str:
         "crawl_statuses",
         "crawl_failure_reasons",
         "judge_usage",
+        "top_domains",
     ],
 )
 def test_every_analysis_column_is_documented(synthetic_run, name: str) -> None:
