@@ -53,6 +53,8 @@ pre { background:#f4f6f8; border:1px solid var(--line); border-radius:6px; paddi
       font-size:12px; max-height:520px; }
 footer { color:var(--muted); font-size:12px; padding:0 32px 32px 262px; }
 @media (max-width: 900px) { nav { display:none; } main { padding:16px; } footer { padding:0 16px 24px; } }
+@media print { nav { display:none; } body { background:#fff; } section { break-inside:avoid-page; }
+               main { padding:0; max-width:none; } footer { padding:0; } }
 """
 
 
