@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 from pathlib import Path
 
 import numpy as np
@@ -45,8 +46,8 @@ def _scores_b(a: np.ndarray) -> np.ndarray:
     return b
 
 
-def _write_run(root: Path, a: np.ndarray) -> None:
-    store = RunStore(str(root))
+def _write_run(uri: str, a: np.ndarray) -> None:
+    store = RunStore(uri)
     keys = [hashlib.sha1(u.encode()).hexdigest()[:20] for u in URLS]
     pages = {
         "url_key": keys,
@@ -115,7 +116,7 @@ def _write_labels(path: Path, a: np.ndarray, b: np.ndarray) -> None:
 def calibration_run(tmp_path: Path) -> tuple[Path, Path, np.ndarray, np.ndarray]:
     a = _scores_a()
     b = _scores_b(a)
-    _write_run(tmp_path / "run", a)
+    _write_run(str(tmp_path / "run"), a)
     _write_labels(tmp_path / "human.csv", a, b)
     return tmp_path / "run", tmp_path / "human.csv", a, b
 
@@ -222,3 +223,19 @@ def test_calibration_outputs_are_documented(calibration_run, tmp_path: Path) -> 
         row = next(line for line in docs if line.startswith(f"| `{name}.csv`"))
         columns = pd.read_csv(tmp_path / "c" / f"{name}.csv").columns
         assert [c for c in columns if c not in row] == [], name
+
+
+def test_calibrate_an_s3_run(s3_bucket: str, tmp_path: Path, capsys) -> None:
+    a = _scores_a()
+    uri = f"s3://{s3_bucket}/runs/pilot"
+    _write_run(uri, a)
+    _write_labels(tmp_path / "human.csv", a, a)
+    assert (
+        calibrate_cli.run(_args(labels=tmp_path / "human.csv", run=uri, gate_config="vllm/qwen/paper/r2"))
+        == 0
+    )
+    assert f"calibration written to {uri}/calibration" in capsys.readouterr().out
+    store = RunStore(uri)
+    gate = pd.read_csv(io.BytesIO(store.read_bytes("calibration/gate.csv")))
+    assert gate["passed"].all() and (gate["mae"] == 0).all()
+    assert store.read_bytes("calibration/fewshot.yaml").startswith(b"# Few-shot")
