@@ -44,7 +44,10 @@ class RunData:
     uri: str
     """The run's URI."""
     sources: pd.DataFrame
-    """``leaderboard/source_metrics``: one row per cited source with its scores."""
+    """``leaderboard/source_metrics``: one row per cited source with its scores; under the reduce's
+    ``complete`` policy only the complete sources, the ones its aggregates count."""
+    policy: str = "official"
+    """The reduce policy recorded in ``leaderboard_data.json`` (``official`` or ``complete``)."""
     overall: pd.DataFrame | None = None
     """``leaderboard/leaderboard_overall`` (the official overall table, maybe with interval columns)."""
     by_query_type: pd.DataFrame | None = None
@@ -93,6 +96,15 @@ def _leaderboard_table(store: RunStore, name: str) -> pd.DataFrame | None:
     return frame
 
 
+def reduce_policy(store: RunStore) -> str:
+    """``official`` unless the reduce recorded another policy in ``leaderboard_data.json``."""
+    relpath = f"{LEADERBOARD}/leaderboard_data.json"
+    if not store.exists(relpath):
+        return "official"
+    metadata = store.read_json(relpath).get("metadata") or {}
+    return str(metadata.get("policy") or "official")
+
+
 def read_csv(store: RunStore, relpath: str) -> pd.DataFrame | None:
     """A CSV of the run as a DataFrame; None if absent."""
     if not store.exists(relpath):
@@ -114,7 +126,9 @@ def load_run(run_uri: str) -> RunData:
             store.uri_of(LEADERBOARD, "source_metrics.parquet"),
             "no source_metrics (.parquet or .csv): run `sourcebench reduce` on this run first",
         )
-    data = RunData(uri=run_uri, sources=sources)
+    data = RunData(uri=run_uri, sources=sources, policy=reduce_policy(store))
+    if data.policy == "complete" and "score_complete" in sources:
+        data.sources = sources[sources["score_complete"].astype(bool)].reset_index(drop=True)
     data.overall = _leaderboard_table(store, "leaderboard_overall")
     data.by_query_type = _leaderboard_table(store, "leaderboard_by_query_type")
     data.manifest = store.read_json("manifest.json") if store.exists("manifest.json") else None

@@ -499,6 +499,7 @@ def configuration_section(run: RunData, config: ReportConfig) -> Section:
             ("run", run.uri),
             ("rubric version (this code)", RUBRIC_VERSION),
             ("bootstrap", f"{config.n_boot} replicates, seed {config.seed}, level {config.confidence_level}"),
+            ("reduce policy", run.policy),
             ("SERP systems", ", ".join(config.serp_systems) or "–"),
             ("inputs absent from the run", ", ".join(run.missing) or "none"),
         ],

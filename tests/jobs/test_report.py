@@ -518,3 +518,27 @@ def test_calibration_results_appear_in_the_report(synthetic_run, tmp_path: Path)
     html = (run / "leaderboard" / "report.html").read_text()
     assert '<section id="calibration">' in html
     assert "Judge configuration vllm/Qwen3-8B/shared/sb-rubric-2 passes" in html
+
+
+def test_complete_policy_analyses_use_the_sources_the_reduce_counted(synthetic_run, tmp_path: Path) -> None:
+    import shutil
+
+    root, _ = synthetic_run
+    run = tmp_path / "complete"
+    shutil.copytree(root, run, ignore=shutil.ignore_patterns("leaderboard"))
+    reduce_run(str(run), ReduceConfig(policy="complete"))
+    write_report(str(run), serp_systems=[SERP])
+    sources = pd.read_parquet(run / "leaderboard" / "source_metrics.parquet")
+    complete = sources[sources["score_complete"]]
+    board = _csv(run, "leaderboard_intervals").set_index("model_name")
+    again = system_intervals(complete, n_boot=1000, seed=0).set_index("model_name")
+    assert board["weighted_ci_low"].to_numpy() == pytest.approx(
+        again.loc[board.index, "weighted_ci_low"].to_numpy()
+    )
+    official = pd.read_csv(run / "leaderboard" / "leaderboard_by_query_type.csv").set_index(
+        ["model_name", "query_type"]
+    )
+    by_type = _csv(run, "by_query_type").set_index("model_name")
+    for (system, query_type), value in official["weighted_total_content_score"].items():
+        assert by_type.loc[system, query_type] == pytest.approx(value)
+    assert "reduce policy" in (run / "leaderboard" / "report.md").read_text()
