@@ -222,9 +222,8 @@ def overlap_scatter(
                 ax.plot(grid, slope * grid + intercept, "--", color="#8a929c", linewidth=1)
             row = stats[(stats["serp_system"] == serp) & (stats["level"] == level)]
             rho = row["spearman_rho"].iloc[0] if len(row) else np.nan
-            ax.set_title(
-                f"{label} level: Spearman rho = {rho:.2f}" if not np.isnan(rho) else f"{label} level"
-            )
+            title = f"{label[0].upper()}{label[1:]} level"
+            ax.set_title(f"{title}: Spearman rho = {rho:.2f}" if not np.isnan(rho) else title)
             ax.set_xlabel(f"% of sources also in {serp} results ({label})")
         axes[0].set_ylabel("weighted score")
         return _finish(
