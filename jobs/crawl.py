@@ -1,0 +1,218 @@
+"""``sourcebench crawl``: fetch and extract a run's cited pages, one Ray task (Scrapy subprocess) per shard.
+
+Examples::
+
+    sourcebench crawl --run runs/audit1 --urls urls.txt
+    sourcebench crawl --run s3://bucket/audits/a1 --urls citations.jsonl --config crawl.yaml
+    sourcebench crawl --run runs/offline --urls urls.txt --replay archive.warc.gz
+    ray job submit --working-dir . -- python -m jobs.crawl --run s3://bucket/a1 --urls s3-free-list.txt
+
+Output: ``<run>/pages/*.parquet`` (PAGE_SCHEMA, one row per url_key), ``<run>/warc/*.warc.gz``,
+``<run>/crawl/manifest.json`` (config, robots override), ``crawl/shards/*.json`` (the plan),
+``crawl/_done/*.json`` (per-shard summaries) and ``crawl/summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from crawler.config import CrawlConfig
+from crawler.errors import InputError
+from crawler.runner import STAGE, run_shard
+from crawler.shards import CrawlShard, group_urls, shard_name
+from crawler.storage import RunStore
+from jobs.cli import run_module
+from jobs.ray_runtime import RayConfig, ensure_ray
+
+log = logging.getLogger("sourcebench.crawl")
+
+
+def load_plan(store: RunStore, urls: Iterable[str], shard_size: int) -> list[CrawlShard]:
+    """The run's shard plan: the stored one, plus new shards for url_keys it does not hold yet.
+
+    Storing the plan keeps every url_key in exactly one shard across reruns, even when the input
+    grows or the shard size changes.
+    """
+    shards = [CrawlShard.from_dict(store.read_json(f"{STAGE}/shards/{name}"))
+              for name in store.listdir(STAGE, "shards", suffix=".json")]  # fmt: skip
+    planned = {entry.url_key for shard in shards for entry in shard.entries}
+    new_entries = [entry for entry in group_urls(urls) if entry.url_key not in planned]
+    for start in range(0, len(new_entries), shard_size):
+        shard = CrawlShard(shard_name(len(shards)), tuple(new_entries[start : start + shard_size]))
+        store.write_json(f"{STAGE}/shards/{shard.shard_id}.json", shard.to_dict())
+        shards.append(shard)
+    return shards
+
+
+def write_manifest(store: RunStore, config: CrawlConfig, shards: list[CrawlShard]) -> None:
+    manifest = {
+        "stage": STAGE,
+        "written_at": datetime.now(UTC).isoformat(),
+        "config": config.model_dump(mode="json"),
+        "robots_obeyed": config.network.obey_robots,
+        "robots_override": None
+        if config.network.obey_robots
+        else "robots.txt NOT obeyed (network.obey_robots=false)",
+        "private_networks_allowed": config.network.allow_private_networks,
+        "allowlist": list(config.network.allowlist),
+        "replay_warcs": list(config.replay_warcs),
+        "shards": len(shards),
+        "urls": sum(len(s.entries) for s in shards),
+    }
+    store.write_json(f"{STAGE}/manifest.json", manifest)
+
+
+def _task_resources(config: CrawlConfig) -> dict[str, float]:
+    """The configured custom resources that this cluster has (a missing one would wait forever)."""
+    import ray
+
+    available = ray.cluster_resources()
+    present = {name: amount for name, amount in config.ray_resources.items() if name in available}
+    for name in set(config.ray_resources) - set(present):
+        log.warning("cluster has no %r resource; crawl tasks run on any node", name)
+    return present
+
+
+def crawl_run(
+    run_uri: str,
+    urls: Iterable[str],
+    config: CrawlConfig,
+    ray_address: str | None = None,
+    use_ray: bool = True,
+) -> dict[str, Any]:
+    """Crawl ``urls`` into the run, one Ray task per shard; resumes whatever an earlier call committed.
+
+    Args:
+        run_uri: The run directory (local path or ``s3://``).
+        urls: Cited URLs (duplicates and variant spellings are fetched once).
+        config: The crawl configuration (``ray_resources`` pins tasks, e.g. ``{"crawler": 1}``).
+        ray_address: A Ray cluster to join; None joins ``$RAY_ADDRESS`` or starts a local Ray.
+        use_ray: False runs the shards one after another in this process (debugging).
+
+    Returns:
+        The run summary (also ``crawl/summary.json``): URLs, shards, counts by status, pages/s.
+    """
+    store = RunStore(run_uri)
+    started = time.monotonic()
+    shards = load_plan(store, urls, config.shard_size)
+    write_manifest(store, config, shards)
+    pending = [s for s in shards if not store.is_done(STAGE, s.shard_id)]
+    summaries = [store.read_json(f"{STAGE}/_done/{s.shard_id}.json") for s in shards if s not in pending]
+    if pending and use_ray:
+        import ray
+
+        ensure_ray(RayConfig(address=ray_address))
+        task = ray.remote(run_shard).options(
+            num_cpus=config.ray_num_cpus, resources=_task_resources(config) or None, max_retries=2
+        )
+        summaries += ray.get([task.remote(shard, run_uri, config) for shard in pending])
+    else:
+        summaries += [run_shard(shard, run_uri, config) for shard in pending]
+    statuses: Counter[str] = Counter()
+    for summary in summaries:
+        statuses.update(summary["statuses"])
+    wall = time.monotonic() - started
+    fetched = sum(s["urls"] for s in summaries if s["shard_id"] in {p.shard_id for p in pending})
+    result = {
+        "run": run_uri,
+        "urls": sum(len(s.entries) for s in shards),
+        "shards": len(shards),
+        "shards_run": len(pending),
+        "statuses": dict(sorted(statuses.items())),
+        "wall_s": round(wall, 3),
+        "pages_per_s": round(fetched / wall, 2) if wall > 0 else None,
+        "robots_obeyed": config.network.obey_robots,
+    }
+    store.write_json(f"{STAGE}/summary.json", result)
+    return result
+
+
+def read_url_list(path: str) -> list[str]:
+    """URLs from a text file (one per line, ``#`` comments) or JSON lines with a ``url`` field."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read URL list: {exc}") from exc
+    urls = []
+    jsonl = path.endswith((".jsonl", ".ndjson"))
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        if not jsonl:
+            urls.append(text)
+            continue
+        try:
+            record = json.loads(text)
+        except ValueError as exc:
+            raise InputError(path, f"not valid JSON ({exc.msg})", line=number) from exc
+        if (
+            not isinstance(record, dict)
+            or not isinstance(record.get("url"), str)
+            or not record["url"].strip()
+        ):
+            raise InputError(path, "each line needs a non-empty string", line=number, field="url")
+        urls.append(record["url"])
+    return urls
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--run", required=True, help="run directory: local path or s3://bucket/prefix")
+    parser.add_argument("--urls", required=True, help="URL list: .txt (one per line) or .jsonl with 'url'")
+    parser.add_argument(
+        "--config", help="crawl config YAML (the keys of CrawlConfig, optionally under 'crawl:')"
+    )
+    parser.add_argument("--render", choices=["never", "auto", "always"], help="JavaScript rendering policy")
+    parser.add_argument("--replay", action="append", help="serve from this WARC/ARC file (repeatable)")
+    parser.add_argument("--shard-size", type=int, help="URLs per shard")
+    parser.add_argument("--ignore-robots", action="store_true", help="do not obey robots.txt (recorded)")
+    parser.add_argument(
+        "--allow-private-networks", action="store_true", help="allow private/loopback addresses (intranets)"
+    )
+    parser.add_argument("--allowlist", action="append", help="host or CIDR allowed although private")
+    parser.add_argument("--ray-address", help="Ray cluster address (default: $RAY_ADDRESS or a local Ray)")
+    parser.add_argument("--no-ray", action="store_true", help="run shards in this process, one after another")
+
+
+def config_from_args(args: argparse.Namespace) -> CrawlConfig:
+    """The config file, with command-line flags applied on top."""
+    data = CrawlConfig.from_yaml(args.config).model_dump() if args.config else CrawlConfig().model_dump()
+    if args.render:
+        data["render"]["policy"] = args.render
+    if args.replay:
+        data["replay_warcs"] = [*data["replay_warcs"], *args.replay]
+    if args.shard_size:
+        data["shard_size"] = args.shard_size
+    if args.ignore_robots:
+        data["network"]["obey_robots"] = False
+    if args.allow_private_networks:
+        data["network"]["allow_private_networks"] = True
+    if args.allowlist:
+        data["network"]["allowlist"] = [*data["network"]["allowlist"], *args.allowlist]
+    return CrawlConfig.from_dict(data, source=args.config or "<command line>")
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        config = config_from_args(args)
+        urls = read_url_list(args.urls)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    summary = crawl_run(args.run, urls, config, ray_address=args.ray_address, use_ray=not args.no_ray)
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    run_module("crawl")
