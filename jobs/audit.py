@@ -37,7 +37,7 @@ from jobs.inputs import load_citations, load_queries
 from jobs.manifest import RunManifest, file_sha256, fingerprint
 from jobs.ray_runtime import ensure_ray
 from jobs.reduce import print_leaderboard, reduce_run
-from jobs.scoring import SCORES_PATH, score_sources, select_sources, status_counts
+from jobs.scoring import ALIAS_COLUMNS, SCORES_PATH, judged_keys, score_sources, select_sources, status_counts
 from judge import content_vectors, judge_run
 from judge.run import FINAL_STATUSES
 from judge.schema import JUDGMENT_SCHEMA
@@ -168,7 +168,7 @@ class Audit:
 
     def stage_judge(self) -> dict[str, Any]:
         """Judge every fetched page for every query that cites it (three stage requests each)."""
-        requests = self.judge_requests(self.read_pages(STATUS_COLUMNS))
+        requests = self.judge_requests(self.read_pages(ALIAS_COLUMNS))
         if requests.num_rows:
             judge_run(self.store.uri, requests, self.config.judge)
         return self.check_judgments(requests)
@@ -189,14 +189,14 @@ class Audit:
                 finished = not crawler.is_alive()
                 if failure:
                     raise failure[0]
-                requests = self.judge_requests(self.read_pages(STATUS_COLUMNS), exclude=judged)
+                requests = self.judge_requests(self.read_pages(ALIAS_COLUMNS), exclude=judged)
                 enough = requests.num_rows >= self.config.cluster.stream_min_requests
                 if requests.num_rows and (enough or finished):
                     self.log(f"[judge] streaming {requests.num_rows} new page x query requests")
                     judge_run(self.store.uri, requests, self.config.judge)
                     judged.update(request_pairs(requests))
                 if finished:
-                    return self.check_judgments(self.judge_requests(self.read_pages(STATUS_COLUMNS)))
+                    return self.check_judgments(self.judge_requests(self.read_pages(ALIAS_COLUMNS)))
                 time.sleep(self.config.cluster.poll_s)
 
         crawler = threading.Thread(target=crawl, name="audit-crawl", daemon=True)
@@ -236,17 +236,22 @@ class Audit:
         return dataset.to_table(columns=list(columns) if columns else None)
 
     def judge_requests(self, pages: pa.Table, exclude: set[tuple[str, str]] | None = None) -> pa.Table:
-        """One request per (fetched page, citing query) with the query text, less the ``exclude`` pairs."""
-        queries = (
-            self.store.read_table(QUERIES_PATH)
-            .select(["query_id", "query"])
-            .rename_columns(["query_id", "query_text"])
-        )
-        ok = pages.filter(pc.equal(pages["status"], "ok")).select(["url_key"])
+        """One request per (fetched page, citing query) with the query text, less the ``exclude`` pairs.
+
+        Cited URLs that reach the same page are requested once, under their judged key
+        (:func:`jobs.scoring.judged_keys`).
+        """
+        queries = self.store.read_table(QUERIES_PATH).select(["query_id", "query"])
+        queries = queries.rename_columns(["query_id", "query_text"])
         pairs = (
-            self.selected().select(["url_key", "query_id"]).group_by(["url_key", "query_id"]).aggregate([])
+            self.selected()
+            .select(["url_key", "query_id"])
+            .join(judged_keys(pages), "url_key", join_type="inner")
         )
-        requests = pairs.join(ok, "url_key", join_type="inner").join(queries, "query_id", join_type="inner")
+        pairs = pairs.select(["judged_key", "query_id"]).rename_columns(["url_key", "query_id"])
+        requests = (
+            pairs.group_by(["url_key", "query_id"]).aggregate([]).join(queries, "query_id", join_type="inner")
+        )
         if exclude:
             keep = [pair not in exclude for pair in zip(*request_pairs_columns(requests), strict=True)]
             requests = requests.filter(pa.array(keep, pa.bool_()))
@@ -273,12 +278,16 @@ class Audit:
 
         A run may hold several judgments of one (page, query, stage) under different judgment keys
         (a rescore after a prompt change); the newest wins in the content vectors. What must never
-        happen is the same judgment key committed twice, or a request whose vector is incomplete.
+        happen is one judgment of a page committed twice, or a request whose vector is incomplete.
         """
         judgments = self.store.read_table("judgments", schema=JUDGMENT_SCHEMA)
         final = judgments.filter(pc.is_in(judgments["status"], pa.array(FINAL_STATUSES)))
-        keys = final["judgment_key"].to_pylist()
-        duplicates = len(keys) - len(set(keys))
+        rows = list(
+            zip(
+                *(final[c].to_pylist() for c in ("url_key", "query_id", "stage", "judgment_key")), strict=True
+            )
+        )
+        duplicates = len(rows) - len(set(rows))
         vectors = content_vectors(judgments)
         complete = {
             (key, query)

@@ -108,14 +108,35 @@ def _top_sources(group: pd.DataFrame, top_k: int | None) -> pd.DataFrame:
     return group if top_k is None else group.head(top_k)
 
 
+#: Page columns :func:`judged_keys` needs.
+ALIAS_COLUMNS = ("url_key", "url", "status", "final_url", "content_sha256")
+
+
+def judged_keys(pages: pa.Table) -> pa.Table:
+    """``url_key -> judged_key`` for fetched pages: cited URLs that reach the same page are judged once.
+
+    Two cited URLs that end at the same final URL with the same content (an old spelling that
+    redirects, a mirror path) are one page: the smallest of their url_keys is judged for it, and
+    every alias takes that judgment. Pages not fetched (status other than ``ok``) have no row.
+    """
+    frame = pages.select(list(ALIAS_COLUMNS)).to_pandas()
+    frame = frame[frame["status"] == "ok"].copy()
+    frame["page"] = frame["final_url"].where(frame["final_url"].notna(), frame["url"])
+    frame["content"] = frame["content_sha256"].where(frame["content_sha256"].notna(), frame["url_key"])
+    frame["judged_key"] = frame.groupby(["page", "content"])["url_key"].transform("min")
+    schema = pa.schema([pa.field("url_key", pa.string()), pa.field("judged_key", pa.string())])
+    return pa.Table.from_pandas(frame[["url_key", "judged_key"]], schema=schema, preserve_index=False)
+
+
 def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.Table:
     """Join selected sources, page records and content vectors into :data:`SCORED_SOURCES_SCHEMA`.
 
     Args:
         selected: The output of :func:`select_sources`.
-        pages: Page records (crawler ``PAGE_SCHEMA``; ``url_key, status, error, text_full, text_main,
-            language`` are used), one row per ``url_key``.
-        vectors: Content vectors (judge ``CONTENT_VECTORS_SCHEMA``), one row per (url_key, query_id).
+        pages: Page records (crawler ``PAGE_SCHEMA``; ``url_key, url, status, error, final_url,
+            content_sha256, text_full, text_main, language`` are used), one row per ``url_key``.
+        vectors: Content vectors (judge ``CONTENT_VECTORS_SCHEMA``), one row per (judged url_key,
+            query_id); see :func:`judged_keys`.
     """
     page_frame = pages.select(
         ["url_key", "status", "error", "text_full", "text_main", "language"]
@@ -126,8 +147,11 @@ def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.
         columns={"status": "page_status", "error": "page_error", "language": "page_language"}
     )
     vector_frame = vectors.select(["url_key", "query_id", *DIMENSION_KEYS, "judge_status"]).to_pandas()
+    vector_frame = vector_frame.rename(columns={"url_key": "judged_key"})
+    aliases = judged_keys(pages).to_pandas()
     frame = selected.to_pandas().merge(page_frame, on="url_key", how="left", validate="many_to_one")
-    frame = frame.merge(vector_frame, on=["url_key", "query_id"], how="left", validate="many_to_one")
+    frame = frame.merge(aliases, on="url_key", how="left", validate="many_to_one")
+    frame = frame.merge(vector_frame, on=["judged_key", "query_id"], how="left", validate="many_to_one")
     frame["page_status"] = frame["page_status"].fillna(MISSING)
     # The answer's (or query's) language, which sweeps break results down by; else the page's.
     frame["language"] = frame["language"].where(frame["language"].notna(), frame["page_language"])

@@ -9,7 +9,7 @@ from crawler.errors import InputError
 from crawler.schema import PAGE_SCHEMA
 from crawler.urls import url_key
 from jobs.schemas import CITATIONS_SCHEMA, QUERIES_SCHEMA, SOURCE_SCORES_SCHEMA
-from jobs.scoring import SCORED_SOURCES_SCHEMA, score_sources, select_sources, status_counts
+from jobs.scoring import SCORED_SOURCES_SCHEMA, judged_keys, score_sources, select_sources, status_counts
 from judge.rubric import DIMENSION_KEYS
 from judge.schema import CONTENT_VECTORS_SCHEMA
 
@@ -171,3 +171,28 @@ def test_language_is_the_answers_then_the_querys_then_the_pages():
     vectors = pa.Table.from_pylist([], schema=CONTENT_VECTORS_SCHEMA)
     scores = score_sources(selected, pages, vectors).to_pylist()
     assert {r["model_name"]: r["language"] for r in scores} == {"A": "fr", "B": "de", "C": "en"}
+
+
+def test_cited_urls_that_reach_the_same_page_share_one_judgment():
+    old, new, copy = "http://example.com/story", "https://www.example.com/story", "https://mirror.org/story"
+    rows = [
+        {"system": s, "query_id": "q1", "url": u, "rank": 1} for s, u in (("A", old), ("B", new), ("C", copy))
+    ]
+    selected = select_sources(citations(rows), QUERIES, top_k=5)
+    records = [page(u, "ok", "same text") for u in (old, new, copy)]
+    for record in records:
+        record["content_sha256"] = "c0ffee"
+    records[0]["final_url"] = records[1]["final_url"] = new  # the old spelling redirects
+    pages = pa.Table.from_pylist(records, schema=PAGE_SCHEMA)
+    aliases = dict(zip(*judged_keys(pages).to_pydict().values(), strict=True))
+    assert aliases[url_key(old)] == aliases[url_key(new)] == min(url_key(old), url_key(new))
+    assert aliases[url_key(copy)] == url_key(copy)  # same text at another address is another page
+    vectors = pa.Table.from_pylist(
+        [vector(new if aliases[url_key(new)] == url_key(new) else old, "q1", "scored", 3.0),
+         vector(copy, "q1", "scored", 2.0)],
+        schema=CONTENT_VECTORS_SCHEMA,
+    )  # fmt: skip
+    scores = {
+        r["model_name"]: r["semantic_relevance"] for r in score_sources(selected, pages, vectors).to_pylist()
+    }
+    assert scores == {"A": 3.0, "B": 3.0, "C": 2.0}
