@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from crawler.errors import InputError
 from jobs.analysis.run_summary import Prices
@@ -52,7 +52,11 @@ class ReportConfig(BaseModel):
             raise InputError(path, f"cannot read YAML: {exc}") from None
         if not isinstance(data, dict):
             raise InputError(path, "expected a mapping of report settings")
+        # A report settings file, or an audit config whose `report:` section holds them.
+        section = data if set(data) <= set(cls.model_fields) else (data.get("report") or {})
         try:
-            return cls.model_validate(data.get("report", data))
-        except ValueError as exc:
-            raise InputError(path, str(exc)) from None
+            return cls.model_validate(section)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(part) for part in first["loc"])
+            raise InputError(path, first["msg"], field=field) from None

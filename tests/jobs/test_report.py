@@ -542,3 +542,15 @@ def test_complete_policy_analyses_use_the_sources_the_reduce_counted(synthetic_r
     for (system, query_type), value in official["weighted_total_content_score"].items():
         assert by_type.loc[system, query_type] == pytest.approx(value)
     assert "reduce policy" in (run / "leaderboard" / "report.md").read_text()
+
+
+def test_report_settings_from_yaml(tmp_path: Path) -> None:
+    settings = tmp_path / "audit.yaml"
+    settings.write_text("store: {run: runs/x}\nreport:\n  n_boot: 50\n  serp_systems: [google]\n")
+    config = ReportConfig.from_yaml(str(settings))
+    assert config.n_boot == 50 and config.serp_systems == ["google"]
+    (tmp_path / "bad.yaml").write_text("n_boot: 0\n")
+    with pytest.raises(
+        InputError, match="bad.yaml, field 'n_boot': Input should be greater than or equal to 1"
+    ):
+        ReportConfig.from_yaml(str(tmp_path / "bad.yaml"))
