@@ -250,7 +250,7 @@ def normalise_date(value: Any, now: datetime | None = None) -> str | None:
         if match:
             parsed = datetime(int(match.group(1)), int(match.group(2)), int(match.group(3)))
         else:
-            parsed = dateparser.parse(text, fuzzy=False, dayfirst=not text[:4].isdigit())
+            parsed = dateparser.parse(text, fuzzy=False, ignoretz=True, dayfirst=not text[:4].isdigit())
     except (ValueError, OverflowError, TypeError):
         return None
     if parsed is None:

@@ -14,6 +14,7 @@ import gzip
 import socket
 import struct
 import threading
+import time
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -105,6 +106,7 @@ class LoopbackWeb:
         self.pages = pages or [article(f"Article {i}", 120) for i in range(20)]
         self.probe_host = probe_host
         self.hits: Counter[tuple[str, str]] = Counter()
+        self.times: dict[tuple[str, str], list[float]] = {}  # monotonic arrival times per (host, path)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._servers: list[asyncio.AbstractServer] = []
@@ -178,6 +180,7 @@ class LoopbackWeb:
                 _method, target, _version = request_line.split(" ", 2)
                 path = target.split("?", 1)[0]
                 self.hits[(host, path)] += 1
+                self.times.setdefault((host, path), []).append(time.monotonic())
                 if self.latency_s:
                     await asyncio.sleep(self.latency_s)
                 keep = await self._route(host, path, writer)
