@@ -32,11 +32,15 @@ def ensure_ray(config: RayConfig | None = None) -> None:
 
     config = config or RayConfig()
     if not ray.is_initialized():
+        # Without this a driver advertises the host's first interface address, not loopback.
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        # One authentication mode for every process of a cluster (a plain local ray.init() would turn
+        # token auth on and break a later `ray job submit`); a cluster that uses tokens sets it.
+        os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         address = config.address or os.environ.get("RAY_ADDRESS")
         if address:
             ray.init(address=address, log_to_driver=True)
         else:
-            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
             ray.init(num_cpus=config.num_cpus, include_dashboard=False, log_to_driver=True)
     context = DataContext.get_current()
     context.execution_options.preserve_order = True
