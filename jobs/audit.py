@@ -37,7 +37,15 @@ from jobs.inputs import load_citations, load_queries
 from jobs.manifest import RunManifest, file_sha256, fingerprint
 from jobs.ray_runtime import ensure_ray
 from jobs.reduce import print_leaderboard, reduce_run
-from jobs.scoring import ALIAS_COLUMNS, SCORES_PATH, judged_keys, score_sources, select_sources, status_counts
+from jobs.scoring import (
+    ALIAS_COLUMNS,
+    SCORES_PATH,
+    page_ids,
+    page_vectors,
+    score_sources,
+    select_sources,
+    status_counts,
+)
 from judge import content_vectors, judge_run
 from judge.run import FINAL_STATUSES
 from judge.schema import JUDGMENT_SCHEMA
@@ -194,7 +202,7 @@ class Audit:
                 if requests.num_rows and (enough or finished):
                     self.log(f"[judge] streaming {requests.num_rows} new page x query requests")
                     judge_run(self.store.uri, requests, self.config.judge)
-                    judged.update(request_pairs(requests))
+                    judged.update(page_query_pairs(requests))
                 if finished:
                     return self.check_judgments(self.judge_requests(self.read_pages(ALIAS_COLUMNS)))
                 time.sleep(self.config.cluster.poll_s)
@@ -236,26 +244,27 @@ class Audit:
         return dataset.to_table(columns=list(columns) if columns else None)
 
     def judge_requests(self, pages: pa.Table, exclude: set[tuple[str, str]] | None = None) -> pa.Table:
-        """One request per (fetched page, citing query) with the query text, less the ``exclude`` pairs.
+        """One request per (fetched page, citing query), less the ``exclude`` (page_id, query_id) pairs.
 
-        Cited URLs that reach the same page are requested once, under their judged key
-        (:func:`jobs.scoring.judged_keys`).
+        Columns ``url_key, query_id, query_text, page_id``. Cited URLs that reach the same page
+        (:func:`jobs.scoring.page_ids`) are requested once, under the smallest of their url_keys.
         """
         queries = self.store.read_table(QUERIES_PATH).select(["query_id", "query"])
         queries = queries.rename_columns(["query_id", "query_text"])
         pairs = (
             self.selected()
             .select(["url_key", "query_id"])
-            .join(judged_keys(pages), "url_key", join_type="inner")
+            .join(page_ids(pages), "url_key", join_type="inner")
         )
-        pairs = pairs.select(["judged_key", "query_id"]).rename_columns(["url_key", "query_id"])
-        requests = (
-            pairs.group_by(["url_key", "query_id"]).aggregate([]).join(queries, "query_id", join_type="inner")
-        )
+        requests = pairs.group_by(["page_id", "query_id"]).aggregate([("url_key", "min")])
+        requests = requests.rename_columns(["page_id", "query_id", "url_key"])
         if exclude:
-            keep = [pair not in exclude for pair in zip(*request_pairs_columns(requests), strict=True)]
+            keep = [pair not in exclude for pair in page_query_pairs(requests)]
             requests = requests.filter(pa.array(keep, pa.bool_()))
-        return requests.sort_by([("url_key", "ascending"), ("query_id", "ascending")])
+        requests = requests.join(queries, "query_id", join_type="inner")
+        return requests.select(["url_key", "query_id", "query_text", "page_id"]).sort_by(
+            [("url_key", "ascending"), ("query_id", "ascending")]
+        )
 
     def check_pages(self) -> dict[str, Any]:
         """Exactly one page record per selected canonical URL, or :class:`IncompleteRunError`."""
@@ -288,15 +297,11 @@ class Audit:
             )
         )
         duplicates = len(rows) - len(set(rows))
-        vectors = content_vectors(judgments)
-        complete = {
-            (key, query)
-            for key, query, status in zip(
-                *(vectors[c].to_pylist() for c in ("url_key", "query_id", "judge_status")), strict=True
-            )
-            if status != "partial"
-        }
-        wanted = request_pairs(requests)
+        ids = page_ids(self.read_pages(ALIAS_COLUMNS))
+        vectors = page_vectors(content_vectors(judgments), ids)
+        done = vectors[vectors["judge_status"] != "partial"]
+        complete = set(zip(done["page_id"], done["query_id"], strict=True))
+        wanted = set(page_query_pairs(requests))
         missing = wanted - complete
         if duplicates or missing:
             raise IncompleteRunError(
@@ -327,13 +332,9 @@ class Audit:
         }
 
 
-def request_pairs_columns(table: pa.Table) -> tuple[list[str], list[str]]:
-    return table["url_key"].to_pylist(), table["query_id"].to_pylist()
-
-
-def request_pairs(table: pa.Table) -> set[tuple[str, str]]:
-    """The (url_key, query_id) pairs of a table."""
-    return set(zip(*request_pairs_columns(table), strict=True))
+def page_query_pairs(requests: pa.Table) -> list[tuple[str, str]]:
+    """The (page_id, query_id) pairs of a requests table, in row order."""
+    return list(zip(requests["page_id"].to_pylist(), requests["query_id"].to_pylist(), strict=True))
 
 
 def token_totals(judgments: pa.Table) -> dict[str, int]:

@@ -14,6 +14,8 @@ Two steps around the crawl and the judge:
 
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 import pyarrow as pa
 
@@ -108,24 +110,34 @@ def _top_sources(group: pd.DataFrame, top_k: int | None) -> pd.DataFrame:
     return group if top_k is None else group.head(top_k)
 
 
-#: Page columns :func:`judged_keys` needs.
+#: Page columns :func:`page_ids` needs.
 ALIAS_COLUMNS = ("url_key", "url", "status", "final_url", "content_sha256")
+PAGE_IDS_SCHEMA = pa.schema([pa.field("url_key", pa.string()), pa.field("page_id", pa.string())])
 
 
-def judged_keys(pages: pa.Table) -> pa.Table:
-    """``url_key -> judged_key`` for fetched pages: cited URLs that reach the same page are judged once.
+def page_ids(pages: pa.Table) -> pa.Table:
+    """``url_key -> page_id`` for fetched pages: cited URLs that reach the same page share a page id.
 
     Two cited URLs that end at the same final URL with the same content (an old spelling that
-    redirects, a mirror path) are one page: the smallest of their url_keys is judged for it, and
-    every alias takes that judgment. Pages not fetched (status other than ``ok``) have no row.
+    redirects, a mirror path) are one page, judged once per query; every alias takes that
+    judgment. The id hashes the final URL and the content hash, so it does not depend on which
+    aliases have been crawled so far. Pages not fetched (status other than ``ok``) have no row.
     """
     frame = pages.select(list(ALIAS_COLUMNS)).to_pandas()
-    frame = frame[frame["status"] == "ok"].copy()
-    frame["page"] = frame["final_url"].where(frame["final_url"].notna(), frame["url"])
-    frame["content"] = frame["content_sha256"].where(frame["content_sha256"].notna(), frame["url_key"])
-    frame["judged_key"] = frame.groupby(["page", "content"])["url_key"].transform("min")
-    schema = pa.schema([pa.field("url_key", pa.string()), pa.field("judged_key", pa.string())])
-    return pa.Table.from_pandas(frame[["url_key", "judged_key"]], schema=schema, preserve_index=False)
+    frame = frame[frame["status"] == "ok"]
+    page = frame["final_url"].where(frame["final_url"].notna(), frame["url"])
+    content = frame["content_sha256"].where(frame["content_sha256"].notna(), frame["url_key"])
+    ids = [hashlib.sha1(f"{p}\n{c}".encode()).hexdigest()[:20] for p, c in zip(page, content, strict=True)]
+    return pa.table({"url_key": frame["url_key"].tolist(), "page_id": ids}, schema=PAGE_IDS_SCHEMA)
+
+
+def page_vectors(vectors: pa.Table, ids: pa.Table) -> pd.DataFrame:
+    """Content vectors keyed by (page_id, query_id): per page the scored vector of any alias judged."""
+    frame = vectors.select(["url_key", "query_id", *DIMENSION_KEYS, "judge_status"]).to_pandas()
+    frame = frame.merge(ids.to_pandas(), on="url_key", how="inner")
+    frame["rank"] = (frame["judge_status"] != "scored").astype(int)
+    frame = frame.sort_values(["page_id", "query_id", "rank", "url_key"], kind="stable")
+    return frame.drop_duplicates(["page_id", "query_id"]).drop(columns=["url_key", "rank"])
 
 
 def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.Table:
@@ -135,8 +147,8 @@ def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.
         selected: The output of :func:`select_sources`.
         pages: Page records (crawler ``PAGE_SCHEMA``; ``url_key, url, status, error, final_url,
             content_sha256, text_full, text_main, language`` are used), one row per ``url_key``.
-        vectors: Content vectors (judge ``CONTENT_VECTORS_SCHEMA``), one row per (judged url_key,
-            query_id); see :func:`judged_keys`.
+        vectors: Content vectors (judge ``CONTENT_VECTORS_SCHEMA``), one row per (url_key, query_id)
+            judged; aliases of one page share its vector (:func:`page_ids`).
     """
     page_frame = pages.select(
         ["url_key", "status", "error", "text_full", "text_main", "language"]
@@ -146,12 +158,12 @@ def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.
     page_frame = page_frame.drop(columns=["text_full", "text_main"]).rename(
         columns={"status": "page_status", "error": "page_error", "language": "page_language"}
     )
-    vector_frame = vectors.select(["url_key", "query_id", *DIMENSION_KEYS, "judge_status"]).to_pandas()
-    vector_frame = vector_frame.rename(columns={"url_key": "judged_key"})
-    aliases = judged_keys(pages).to_pandas()
+    ids = page_ids(pages)
     frame = selected.to_pandas().merge(page_frame, on="url_key", how="left", validate="many_to_one")
-    frame = frame.merge(aliases, on="url_key", how="left", validate="many_to_one")
-    frame = frame.merge(vector_frame, on=["judged_key", "query_id"], how="left", validate="many_to_one")
+    frame = frame.merge(ids.to_pandas(), on="url_key", how="left", validate="many_to_one")
+    frame = frame.merge(
+        page_vectors(vectors, ids), on=["page_id", "query_id"], how="left", validate="many_to_one"
+    )
     frame["page_status"] = frame["page_status"].fillna(MISSING)
     # The answer's (or query's) language, which sweeps break results down by; else the page's.
     frame["language"] = frame["language"].where(frame["language"].notna(), frame["page_language"])

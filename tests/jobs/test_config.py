@@ -27,10 +27,17 @@ def test_demo_config_loads_with_the_components_own_types():
 
 def test_overrides_are_parsed_as_yaml_and_win_over_the_file(tmp_path):
     path = tmp_path / "audit.yaml"
-    path.write_text("store: {run: runs/a}\ninputs: {queries: q.csv, citations: c.jsonl}\njudge: {engine: vllm}\n")
+    path.write_text(
+        "store: {run: runs/a}\ninputs: {queries: q.csv, citations: c.jsonl}\njudge: {engine: vllm}\n"
+    )
     config = load_config(
         str(path),
-        ["judge.engine=signals", "scoring.top_k=3", "crawl.ray_resources={crawler: 1}", "cluster.stream=false"],
+        [
+            "judge.engine=signals",
+            "scoring.top_k=3",
+            "crawl.ray_resources={crawler: 1}",
+            "cluster.stream=false",
+        ],
     )
     assert config.judge.engine == "signals" and config.scoring.top_k == 3
     assert config.crawl.ray_resources == {"crawler": 1.0} and config.cluster.stream is False
