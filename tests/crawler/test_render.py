@@ -20,9 +20,11 @@ def rendered(web, tmp_path_factory):
     if not os.path.exists("/usr/bin/chromium"):
         pytest.fail("Debian chromium is missing: `make setup` installs it (apt-get install chromium)")
     run = str(tmp_path_factory.mktemp("render-run"))
-    urls = [web.url(A, "/js-only"), web.url(B, "/js-only"), web.url(A, "/js-only?v=2"), web.url(A, "/article/9"),
-            web.url(A, "/thin")]  # fmt: skip
-    config = loopback_config(limits={"timeout_s": 15}, render={"policy": "auto", "pages_per_context": 2, "max_contexts": 1})
+    paths = [(A, "/js-only"), (B, "/js-only"), (A, "/js-only?v=2"), (A, "/article/9"), (A, "/thin")]
+    urls = [web.url(host, path) for host, path in paths]
+    config = loopback_config(
+        limits={"timeout_s": 15}, render={"policy": "auto", "pages_per_context": 2, "max_contexts": 1}
+    )
     summary = run_shard(plan_shards(urls, 50)[0], run, config)
     return {"summary": summary, "rows": {r["url"]: r for r in read_pages(run).to_pylist()}, "web": web}
 

@@ -1,0 +1,75 @@
+"""``jobs.crawl``: Ray tasks per shard (pinned by a custom resource), stored plan, reruns, S3, CLI errors."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+
+import pytest
+from conftest import loopback_config
+
+from crawler.runner import read_pages
+from crawler.storage import RunStore
+from jobs.cli import main
+from jobs.crawl import crawl_run
+
+A, B = "127.0.0.4", "127.0.0.5"
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    import ray
+
+    temp_dir = tempfile.mkdtemp(prefix="sbray", dir="/tmp")
+    ray.init(num_cpus=2, resources={"crawler": 2}, include_dashboard=False, _temp_dir=temp_dir)
+    yield ray
+    ray.shutdown()
+    shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_crawl_run_on_ray_then_rerun_with_more_urls(web, local_ray, tmp_path):
+    run = str(tmp_path / "run")
+    config = loopback_config(shard_size=4, ray_resources={"crawler": 1}, network={"obey_robots": False})
+    urls = [web.url(A if i % 2 else B, f"/article/{i}") for i in range(7)] + [web.url(A, "/article/1#dup")]
+    summary = crawl_run(run, urls, config)
+    assert summary["shards"] == summary["shards_run"] == 2 and summary["urls"] == 7
+    assert summary["statuses"] == {"ok": 7}
+    store = RunStore(run)
+    assert store.done_tasks("crawl") == {"shard-00000", "shard-00001"}
+    manifest = store.read_json("crawl/manifest.json")
+    assert manifest["robots_obeyed"] is False and "NOT obeyed" in manifest["robots_override"]
+    assert web.hits[(A, "/robots.txt")] == 0  # robots.txt was not even fetched
+
+    more = urls + [web.url(B, "/article/100"), web.url(A, "/article/101"), web.url(B, "/article/2")]
+    again = crawl_run(run, more, config)
+    assert again["shards"] == 3 and again["shards_run"] == 1 and again["urls"] == 9
+    table = read_pages(run)
+    keys = table.column("url_key").to_pylist()
+    assert len(keys) == len(set(keys)) == 9
+    assert web.hits[(A, "/article/1")] == 1
+
+
+def test_crawl_into_s3(web, s3_bucket, tmp_path):
+    run = f"s3://{s3_bucket}/audit"
+    urls = [web.url(A, "/article/s3-1"), web.url(B, "/article/s3-2"), web.url(A, "/404")]
+    summary = crawl_run(run, urls, loopback_config(), use_ray=False)
+    assert summary["statuses"] == {"http_error": 1, "ok": 2}
+    table = read_pages(run)
+    assert table.num_rows == 3 and RunStore(run).listdir("warc", suffix=".warc.gz")
+
+
+def test_cli_rejects_bad_url_file(tmp_path, capsys):
+    bad = tmp_path / "urls.jsonl"
+    bad.write_text('{"url": "https://example.com/"}\n{"link": "https://example.com/b"}\n')
+    assert main(["crawl", "--run", str(tmp_path / "run"), "--urls", str(bad), "--no-ray"]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "line 2" in err and "'url'" in err
+    config = tmp_path / "c.yaml"
+    config.write_text("limits: {max_bytes: -5}\n")
+    ok_urls = tmp_path / "urls.txt"
+    ok_urls.write_text("https://example.com/\n")
+    assert (
+        main(["crawl", "--run", str(tmp_path / "run"), "--urls", str(ok_urls), "--config", str(config)]) == 2
+    )
+    assert "limits.max_bytes" in capsys.readouterr().err
