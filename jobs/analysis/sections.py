@@ -431,9 +431,20 @@ def judge_section(analyses: Analyses) -> Section:
         usage = analyses.usage.drop(columns=quiet).rename(columns=USAGE_LABELS)
         formats = {c: INT for c in usage.columns if c.endswith("tokens") or c in COUNT_LABELS}
         formats.update({"cache hit %": PCT, "mean latency (s)": "{:.2f}", "cost (USD)": "${:,.4f}"})
-        blocks += [Table(usage, formats=formats), figures.token_bars(analyses.usage)]
-        if "cost (USD)" not in usage:
-            blocks.append(Note("No token prices configured (report.prices): tokens only, no cost estimate."))
+        blocks.append(Table(usage, formats=formats))
+        total = analyses.usage.iloc[-1]
+        if total["prompt_tokens"] + total["output_tokens"] == 0:
+            blocks.append(
+                Note(
+                    "No LLM tokens were used (an engine without a language model, such as the signals judge)."
+                )
+            )
+        else:
+            blocks.append(figures.token_bars(analyses.usage))
+            if "cost (USD)" not in usage:
+                blocks.append(
+                    Note("No token prices configured (report.prices): tokens only, no cost estimate.")
+                )
     return Section(
         "judge",
         "Judge tokens and cost",
@@ -479,24 +490,60 @@ def calibration_section(run: RunData) -> Section | None:
     )
 
 
-def _flatten(payload: Any, prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
-    if isinstance(payload, dict) and depth < 3:
-        rows: list[tuple[str, str]] = []
-        for key, value in payload.items():
-            rows += _flatten(value, f"{prefix}{key}.", depth + 1)
-        return rows
+#: Nested settings worth a row of their own in the summary (deeper than two levels).
+KEY_LEAVES = {"layout", "current_date", "policy", "obey_robots", "allow_private_networks"}
+
+
+def _cell(value: Any) -> str:
     text = (
-        json.dumps(payload, ensure_ascii=False, default=str)
-        if isinstance(payload, list | dict)
-        else str(payload)
+        json.dumps(value, ensure_ascii=False, default=str) if isinstance(value, list | dict) else str(value)
     )
-    return [(prefix.rstrip("."), text if len(text) <= 120 else text[:117] + "...")]
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def key_settings(configured: dict[str, Any]) -> list[tuple[str, str]]:
+    """The settings a reader needs (sections' own scalars, the active judge's model, a few key leaves).
+
+    Everything else stays in the collapsed full manifest.
+    """
+    engine = str((configured.get("judge") or {}).get("engine", ""))
+    rows = []
+    for section, values in configured.items():
+        if section == "report" or not isinstance(values, dict):
+            continue
+        for key, value in values.items():
+            if not isinstance(value, dict):
+                rows.append((f"{section}.{key}", _cell(value)))
+                continue
+            for leaf, inner in value.items():
+                if leaf in KEY_LEAVES or (section == "judge" and key == engine and leaf == "model"):
+                    rows.append((f"{section}.{key}.{leaf}", _cell(inner)))
+    return rows
+
+
+def _stages_table(stages: dict[str, Any]) -> Table:
+    rows = []
+    for name, stage in stages.items():
+        stage = stage if isinstance(stage, dict) else {}
+        counts = json.dumps(stage.get("counts", {}), ensure_ascii=False, default=str)
+        rows.append(
+            {
+                "stage": name,
+                "status": stage.get("status"),
+                "wall_s": stage.get("wall_s"),
+                "started_at": stage.get("started_at"),
+                "counts": counts if len(counts) <= 120 else counts[:117] + "...",
+            }
+        )
+    return Table(pd.DataFrame(rows), caption="Stages", formats={"wall_s": "{:.1f}"})
 
 
 def configuration_section(run: RunData, config: ReportConfig) -> Section:
+    manifest = run.manifest or {}
     settings = pd.DataFrame(
         [
             ("run", run.uri),
+            ("code version", _code_version(manifest) or "–"),
             ("rubric version (this code)", RUBRIC_VERSION),
             ("bootstrap", f"{config.n_boot} replicates, seed {config.seed}, level {config.confidence_level}"),
             ("reduce policy", run.policy),
@@ -506,16 +553,18 @@ def configuration_section(run: RunData, config: ReportConfig) -> Section:
         columns=["setting", "value"],
     )
     blocks: list[Any] = [Table(settings, caption="Report settings")]
-    if run.manifest:
-        rows = _flatten(run.manifest)
-        blocks.append(
-            Table(pd.DataFrame(rows[:80], columns=["manifest key", "value"]), caption="Run manifest")
-        )
-        blocks.append(
-            Code(json.dumps(run.manifest, indent=2, ensure_ascii=False, default=str), "Full manifest.json")
-        )
-    else:
+    if not manifest:
         blocks.append(Note("This run has no manifest.json.", "warning"))
+        return Section("configuration", "Run configuration", "", blocks)
+    if isinstance(manifest.get("stages"), dict) and manifest["stages"]:
+        blocks.append(_stages_table(manifest["stages"]))
+    configured = manifest.get("config")
+    if isinstance(configured, dict) and configured:
+        table = pd.DataFrame(key_settings(configured), columns=["setting", "value"])
+        blocks.append(
+            Table(table, caption="Key settings (manifest.json; everything is in the full manifest below)")
+        )
+    blocks.append(Code(json.dumps(manifest, indent=2, ensure_ascii=False, default=str), "Full manifest.json"))
     return Section("configuration", "Run configuration", "", blocks)
 
 
@@ -544,9 +593,12 @@ def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Repo
         )
     if analyses.usage is not None:
         total = analyses.usage.iloc[-1]
-        cards.append(("judge tokens", f"{int(total['prompt_tokens'] + total['output_tokens']):,}"))
+        tokens = int(total["prompt_tokens"] + total["output_tokens"])
+        cards.append(
+            ("judge tokens", f"{tokens:,}") if tokens else ("judge requests", f"{int(total['requests']):,}")
+        )
     if best is not None:
-        cards.append(("top system", f"{best['model_name']} ({best[WEIGHTED]:.2f})"))
+        cards.append((f"top system ({best[WEIGHTED]:.2f})", str(best["model_name"])))
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     code = _code_version(run.manifest)
     subtitle = f"Run {run.uri} · generated {generated}" + (f" · code {code}" if code else "")
