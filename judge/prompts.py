@@ -83,6 +83,17 @@ def load_calibration(path: Path) -> dict[str, list[dict]]:
                     line=i + 1,
                     field=f"{stage}.answer",
                 )
+            for key, entry in example["answer"].items():
+                score = entry.get("score") if isinstance(entry, dict) else None
+                if (
+                    not isinstance(score, int)
+                    or not 1 <= score <= 5
+                    or not isinstance(entry.get("justification"), str)
+                ):
+                    raise InputError(
+                        str(path), "needs an integer score 1-5 and a justification", line=i + 1,
+                        field=f"{stage}.answer.{key}",
+                    )  # fmt: skip
         out[stage] = examples
     return out
 
@@ -100,9 +111,12 @@ def _stage_rubric(stage: str, examples: list[dict]) -> str:
     parts = [f"Stage '{stage}' scores: {', '.join(d.key for d in dims)}.", *(_rubric_text(d) for d in dims)]
     for i, example in enumerate(examples, 1):
         answer = json.dumps(
-            {
-                k: {"justification": v["justification"], "score": v["score"]}
-                for k, v in example["answer"].items()
+            {  # rubric order, whatever the file's order
+                d.key: {
+                    "justification": example["answer"][d.key]["justification"],
+                    "score": example["answer"][d.key]["score"],
+                }
+                for d in dims
             },
             ensure_ascii=False,
         )

@@ -72,7 +72,7 @@ def parse_with_repair(
             pending.append((by_key[completion.key], completion, outcome.problem or ""))
         else:
             yield outcome
-    for _ in range(repair_retries):
+    for round_no in range(repair_retries):
         if not pending:
             return
         earlier = {p.key: (c, problem) for p, c, problem in pending}
@@ -85,7 +85,7 @@ def parse_with_repair(
             first, _ = earlier[completion.key]
             merged = _add(first, completion)
             outcome = outcome_of(merged, stage_of[completion.key])
-            if outcome.status == "unscorable" and _ < repair_retries - 1:
+            if outcome.status == "unscorable" and round_no < repair_retries - 1:
                 pending.append((by_key[completion.key], merged, outcome.problem or ""))
             else:
                 yield outcome

@@ -6,7 +6,8 @@ requests are adjacent, which is what the prefix cache needs) and returns one Com
 with the prompt, cached-prompt and output token counts vLLM measured.
 
 Ray Data LLM drops vLLM's per-request ``num_cached_tokens`` from its output rows, so the engine
-actors run a worker setup hook (``record_cached_tokens``) that copies it into the row's ``metrics``.
+actors run a worker setup hook (``record_cached_tokens``) that copies it into the row's ``metrics``;
+a row without it reports ``cached_prompt_tokens`` 0, so the hit rate can be under- but never over-stated.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from judge.engines.llm import LLMEngine
 from judge.prompts import TokenCounter
 
 _HOOK = "judge.engines.vllm_ray.record_cached_tokens"
+#: How Ray passes a worker setup hook by module name (what ``runtime_env["worker_process_setup_hook"]``
+#: becomes at job level; task- and actor-level runtime envs need the variable itself).
+WORKER_PROCESS_SETUP_HOOK_ENV_VAR = "__RAY_WORKER_PROCESS_SETUP_HOOK_ENV_VAR"
 
 
 def record_cached_tokens() -> None:
@@ -83,7 +87,7 @@ class VLLMEngine(LLMEngine):
             accelerator_type=s.accelerator_type,
             placement_group_config=placement,
             log_engine_metrics=False,
-            runtime_env={"env_vars": dict(s.env_vars), "worker_process_setup_hook": _HOOK},
+            runtime_env={"env_vars": {**s.env_vars, WORKER_PROCESS_SETUP_HOOK_ENV_VAR: _HOOK}},
             chat_template_stage={"chat_template_kwargs": {"enable_thinking": s.enable_thinking}},
             should_continue_on_error=True,
         )
@@ -98,10 +102,12 @@ class VLLMEngine(LLMEngine):
         sampling = self.config.sampling.model_dump()
 
         def preprocess(row: dict) -> dict:
+            # The schema stays a JSON string: as a dict, Arrow would merge the three stages' schemas
+            # into one struct type and fill the other stages' keys with nulls.
             return {
                 "key": row["key"],
                 "messages": json.loads(row["messages"]),
-                "sampling_params": {**sampling, "structured_outputs": {"json": json.loads(row["schema"])}},
+                "sampling_params": {**sampling, "structured_outputs": {"json": row["schema"]}},
             }
 
         def postprocess(row: dict) -> dict:

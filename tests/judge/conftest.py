@@ -65,6 +65,7 @@ def local_ray():
     import ray
 
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ["VLLM_CPU_KVCACHE_SPACE"] = os.environ.get("VLLM_CPU_KVCACHE_SPACE", "2")
     temp = tempfile.mkdtemp(prefix="sbj-ray-", dir="/tmp")  # short: Ray's socket paths have a length limit
     ray.init(
@@ -82,3 +83,60 @@ def local_ray():
 
 
 OFFICIAL_DATE = dt.date(2026, 1, 25)
+
+
+@pytest.fixture(scope="module")
+def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory):
+    """A real ``vllm serve`` (OpenAI-compatible API) on a free loopback port, serving the tiny model.
+
+    Yields ``(base_url, served_model_name)``. Started once per module; killed at teardown.
+    """
+    import subprocess
+    import sys
+
+    from tests.conftest import free_port, wait_for_port
+
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("vllm-serve") / "serve.log"
+    cmd = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_model),
+        "--served-model-name", "tiny-qwen2", "--host", "127.0.0.1", "--port", str(port),
+        "--enforce-eager", "--max-model-len", "8192", "--enable-prompt-tokens-details",
+        "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}',
+        "--uvicorn-log-level", "warning",
+    ]  # fmt: skip
+    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="2", HF_HUB_OFFLINE="1")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    try:
+        try:
+            wait_for_port("127.0.0.1", port, timeout=240)
+        except TimeoutError:
+            pytest.fail(f"vllm serve did not start:\n{log_path.read_text()[-3000:]}")
+        _wait_ready(f"http://127.0.0.1:{port}/v1/models", proc, log_path)
+        yield f"http://127.0.0.1:{port}/v1", "tiny-qwen2"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _wait_ready(url: str, proc, log_path: Path, timeout: float = 120) -> None:
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"vllm serve exited:\n{log_path.read_text()[-3000:]}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"vllm serve not ready after {timeout}s")
