@@ -39,6 +39,8 @@ class CollectConfig(BaseModel):
     def _one_query_source(self) -> CollectConfig:
         if bool(self.queries) == bool(self.template):
             raise ValueError("give exactly one of queries (a CSV) or template (a template file)")
+        if self.languages and not self.template:
+            raise ValueError("languages expand a template; for a queries CSV use language (the default tag)")
         if not self.systems and not self.serp:
             raise ValueError("give at least one systems file or SERP file")
         for item in self.serp:

@@ -481,6 +481,20 @@ def test_key_from_environment_reference(server, tmp_path, queries_csv, monkeypat
     assert collect("--queries", queries_csv, "--systems", systems, "--out", tmp_path / "r2") == 2
 
 
+def test_yaml_config_with_command_line_overrides(server, tmp_path, queries_csv):
+    systems = write_systems(tmp_path, [system(server, "annot")])
+    config = tmp_path / "collect.yaml"
+    config.write_text(
+        f"queries: {queries_csv}\nsystems: [{systems}]\nlanguage: de\nout: {tmp_path / 'nowhere'}\n"
+    )
+    assert collect("--config", config, "--out", tmp_path / "run", "--sample-per-stratum", 2) == 0
+    answers = answers_of(tmp_path / "run")
+    assert len(answers) == 2 and {a["language"] for a in answers} == {"de"}
+    assert not (tmp_path / "nowhere").exists()
+    config.write_text(f"queries: {queries_csv}\nsystems: [{systems}]\nlanguages: [en, de]\n")
+    assert collect("--config", config, "--out", tmp_path / "r2") == 2
+
+
 def test_official_endpoint_submission_json_is_a_system(tmp_path):
     path = tmp_path / "submission.json"
     path.write_text(
