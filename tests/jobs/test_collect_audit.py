@@ -22,11 +22,11 @@ TEMPLATE = REPO / "jobs/collectors/templates/sourcebench_public_v1_multilingual.
 
 
 @pytest.fixture
-def local_ray():
+def local_ray(monkeypatch):
     import ray
 
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    monkeypatch.setenv("RAY_AUTH_MODE", os.environ.get("RAY_AUTH_MODE", "disabled"))
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     temp = tempfile.mkdtemp(prefix="sbc-ray-", dir="/tmp")  # short: Ray's socket paths have a length limit
     ray.init(num_cpus=4, include_dashboard=False, _temp_dir=temp)
     try:
