@@ -40,9 +40,9 @@ FINAL_STATUSES = ("scored", "unscorable", "skipped")
 _STAGE_ORDER = {s: i for i, s in enumerate(STAGES)}
 
 
-def judgment_key(content_hash: str, query_text: str, stage: str, identity: dict[str, Any]) -> str:
-    """The cache key of one stage judgment."""
-    blob = json.dumps([content_hash, query_text, stage, identity], sort_keys=True, default=str)
+def judgment_key(url: str, content_hash: str, query_text: str, stage: str, identity: dict[str, Any]) -> str:
+    """The cache key of one stage judgment (the URL is part of the prompt, so it is part of the key)."""
+    blob = json.dumps([url, content_hash, query_text, stage, identity], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -74,7 +74,13 @@ def _validate_requests(requests: pa.Table) -> pa.Table:
         if nulls:
             index = requests[column].is_null().to_pylist().index(True)
             raise InputError("judge requests", "must not be null", line=index + 1, field=column)
-    return requests.select(list(REQUEST_COLUMNS)).cast(pa.schema([(c, pa.string()) for c in REQUEST_COLUMNS]))
+    requests = requests.select(list(REQUEST_COLUMNS)).cast(
+        pa.schema([(c, pa.string()) for c in REQUEST_COLUMNS])
+    )
+    # One request per (page, query): a repeated pair would be judged twice under one key.
+    pairs = list(zip(requests["url_key"].to_pylist(), requests["query_id"].to_pylist(), strict=True))
+    first = {pair: i for i, pair in reversed(list(enumerate(pairs)))}
+    return requests.take(sorted(first.values()))
 
 
 def _load_pages(store: RunStore, url_keys: set[str]) -> dict[str, dict[str, Any]]:
@@ -158,7 +164,11 @@ def _build(requests: pa.Table, pages: dict[str, dict[str, Any]], engine: Any, co
                 reason = "no page record" if record is None else f"page status {record.get('status')}"
                 detail = (record or {}).get("error")
                 key = judgment_key(
-                    f"skip:{reason}:{detail}", req["query_text"], stage, engine.identity(stage)
+                    req["url_key"],
+                    f"skip:{reason}:{detail}",
+                    req["query_text"],
+                    stage,
+                    engine.identity(stage),
                 )
                 page = PagePacket(req["url_key"], (record or {}).get("url") or "", "", "")
                 skipped.append(
@@ -169,7 +179,7 @@ def _build(requests: pa.Table, pages: dict[str, dict[str, Any]], engine: Any, co
                 )
                 continue
             page = PagePacket.from_record(record, config.prompts.text_field)
-            key = judgment_key(page.content_hash, req["query_text"], stage, engine.identity(stage))
+            key = judgment_key(page.url, page.content_hash, req["query_text"], stage, engine.identity(stage))
             todo.append(StageRequest(key, page, req["query_id"], req["query_text"], stage))
     todo.sort(key=lambda r: (r.page.url_key, r.query_id, _STAGE_ORDER[r.stage]))
     return todo, skipped
