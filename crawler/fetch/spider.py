@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 from collections import Counter
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
@@ -45,7 +46,11 @@ class PageSpider(scrapy.Spider):
         self.entries, self.config, self.sink = entries, config, sink
         self.contexts = ContextRotation(config.render)
         self.render_policy = "never" if config.replay_warcs else config.render.policy
-        self.pool = ProcessPoolExecutor(config.extract_workers) if config.extract_workers else None
+        self.pool = (  # spawn: forking a process that runs an event loop and threads is unsafe
+            ProcessPoolExecutor(config.extract_workers, mp_context=multiprocessing.get_context("spawn"))
+            if config.extract_workers
+            else None
+        )
         self.statuses: Counter[str] = Counter()
 
     # -- requests ----------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ def test_crawl_run_on_ray_then_rerun_with_more_urls(web, local_ray, tmp_path):
 def test_crawl_into_s3(web, s3_bucket, tmp_path):
     run = f"s3://{s3_bucket}/audit"
     urls = [web.url(A, "/article/s3-1"), web.url(B, "/article/s3-2"), web.url(A, "/404")]
-    summary = crawl_run(run, urls, loopback_config(), use_ray=False)
+    summary = crawl_run(run, urls, loopback_config(extract_workers=1), use_ray=False)  # extraction in a pool
     assert summary["statuses"] == {"http_error": 1, "ok": 2}
     table = read_pages(run)
     assert table.num_rows == 3 and RunStore(run).listdir("warc", suffix=".warc.gz")

@@ -1,0 +1,169 @@
+"""Crawl benchmark: our crawler against the official pipeline's serial requests + BeautifulSoup fetch.
+
+A loopback web of ``--hosts`` hosts (127.0.1.x) answers every request after ``--latency`` seconds.
+Both crawlers fetch the same URLs in the same run:
+
+- baseline: ``requests.get`` + ``BeautifulSoup(html).get_text()``, one URL after another (a sample of
+  ``--baseline-sample`` URLs; its pages/s is what it would keep up on the whole list);
+- ours: ``crawl_run`` (one Ray task running one Scrapy shard subprocess with full extraction:
+  main text, metadata, signals), politeness ``--per-host`` concurrent requests per host.
+
+``bound_fraction`` = our pages/s / (hosts x per-host concurrency / latency), the most a polite crawler
+could do. Also measured: extraction pages/s on one core over the shared real pages
+(``../shared/data/pages``, full metadata and signals). The last output line is one JSON object.
+
+    .venv/bin/python bench/crawl.py [--urls 2000] [--hosts 20] [--latency 0.2] [--pages synthetic|shared]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_PAGES = REPO.parent / "shared" / "data" / "pages"
+sys.path.insert(0, str(REPO))
+
+from crawler.config import CrawlConfig  # noqa: E402
+from crawler.extract import extract_page  # noqa: E402
+
+
+def start_web(hosts: list[str], latency: float, pages: str) -> tuple[subprocess.Popen, int]:
+    """The loopback web in its own process (so that it does not share a GIL with either crawler)."""
+    command = [sys.executable, str(REPO / "tests/crawler/loopweb.py"), "--hosts", ",".join(hosts),
+               "--latency", str(latency)]  # fmt: skip
+    if pages == "shared":
+        command += [
+            "--pages",
+            str(SHARED_PAGES / "aeb/html"),
+            "--pages",
+            str(SHARED_PAGES / "trafilatura/html"),
+        ]
+    web = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    line = web.stdout.readline()
+    if not line.startswith("READY"):
+        web.kill()
+        raise RuntimeError(f"loopback web did not start: {line!r}")
+    return web, int(line.split()[1])
+
+
+def baseline(urls: list[str]) -> float:
+    """Pages per second of serial requests + BeautifulSoup get_text (the official approach)."""
+    import requests
+    from bs4 import BeautifulSoup
+
+    session = requests.Session()
+    started = time.perf_counter()
+    for url in urls:
+        response = session.get(url, timeout=30)
+        BeautifulSoup(response.text, "html.parser").get_text()
+    return len(urls) / (time.perf_counter() - started)
+
+
+def ours(urls: list[str], hosts: list[str], per_host: int, run: str) -> tuple[float, dict]:
+    import ray
+
+    from jobs.crawl import crawl_run
+
+    config = CrawlConfig.from_dict(
+        {
+            "network": {"allowlist": hosts, "obey_robots": True},
+            "politeness": {"per_host_concurrency": per_host, "autothrottle": False, "total_concurrency": 512},
+            "render": {"policy": "never"},
+            "shard_size": len(urls),
+            "flush_every": 500,
+        }
+    )
+    temp_dir = tempfile.mkdtemp(prefix="sbbench", dir="/tmp")
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    ray.init(num_cpus=2, include_dashboard=False, _temp_dir=temp_dir, log_to_driver=False)
+    try:
+        started = time.perf_counter()
+        summary = crawl_run(run, urls, config)
+        wall = time.perf_counter() - started
+    finally:
+        ray.shutdown()
+        shutil.rmtree(temp_dir, ignore_errors=True)
+    return len(urls) / wall, summary
+
+
+def extraction_rate(limit: int | None = None) -> dict:
+    """Pages/s of ``extract_page`` (full metadata + signals) on one core over the shared real pages."""
+    bodies = [
+        gzip.decompress(path.read_bytes())
+        for name in ("aeb", "htmldate", "trafilatura")
+        for path in sorted((SHARED_PAGES / name / "html").glob("*.gz"))
+    ][:limit]
+    for body in bodies[:20]:  # warm-up: lazy imports and dateparser's per-locale compilation
+        extract_page("https://example.com/warm", body, "text/html")
+    started = time.process_time()
+    for body in bodies:
+        extract_page("https://example.com/page", body, "text/html")
+    cpu = time.process_time() - started
+    return {"pages": len(bodies), "pages_per_s_per_core": round(len(bodies) / cpu, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--urls", type=int, default=2000)
+    parser.add_argument("--hosts", type=int, default=20)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--per-host", type=int, default=2, help="our per-host concurrency (politeness)")
+    parser.add_argument("--baseline-sample", type=int, default=60)
+    parser.add_argument(
+        "--pages",
+        choices=["synthetic", "shared"],
+        default="synthetic",
+        help="served pages: small synthetic articles (1.5 KB), or the shared real pages (cycled)",
+    )
+    args = parser.parse_args()
+
+    hosts = [f"127.0.1.{i + 1}" for i in range(args.hosts)]
+    web, port = start_web(hosts, args.latency, args.pages)
+    run = tempfile.mkdtemp(prefix="sbbench-run")
+    try:
+        urls = [f"http://{hosts[i % len(hosts)]}:{port}/page/{i}" for i in range(args.urls)]
+        step = max(1, len(urls) // args.baseline_sample)
+        base_rate = baseline(urls[::step][: args.baseline_sample])
+        print(f"baseline (serial requests + BeautifulSoup): {base_rate:.2f} pages/s", flush=True)
+        our_rate, summary = ours(urls, hosts, args.per_host, run)
+        bound = len(hosts) * args.per_host / args.latency
+        print(f"ours: {our_rate:.1f} pages/s over {len(urls)} URLs; politeness bound {bound:.0f} pages/s; "
+              f"statuses {summary['statuses']}", flush=True)  # fmt: skip
+    finally:
+        web.kill()
+        shutil.rmtree(run, ignore_errors=True)
+    extraction = extraction_rate()
+    print(f"extraction on the shared pages: {extraction['pages_per_s_per_core']} pages/s/core", flush=True)
+    result = {
+        "bench": "crawl",
+        "urls": len(urls),
+        "hosts": len(hosts),
+        "latency_s": args.latency,
+        "per_host_concurrency": args.per_host,
+        "pages": args.pages,
+        "baseline_pages_per_s": round(base_rate, 2),
+        "ours_pages_per_s": round(our_rate, 1),
+        "politeness_bound_pages_per_s": round(bound, 1),
+        "speedup": round(our_rate / base_rate, 2),
+        "bound_fraction": round(our_rate / bound, 3),
+        "ok_fraction": round(summary["statuses"].get("ok", 0) / len(urls), 4),
+        "extraction_pages_per_s_per_core": extraction["pages_per_s_per_core"],
+        "cpu_count": os.cpu_count(),
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
