@@ -1,0 +1,204 @@
+"""Judge benchmark: prefill tokens of the ``paper`` vs ``shared`` prompt layouts, and judgments/s per engine.
+
+Same run, same pages, same tiny random Qwen2 on the vLLM CPU engine through Ray Data LLM:
+``prefill = prompt tokens - cached prompt tokens`` as vLLM reports them per request, summed over
+every judgment. The paper layout (query first, per-stage system prompt) is the baseline; the
+shared layout puts all rubrics in one block and the page before the query, so a page's stage
+requests (and its other queries) reuse the page prefix. Then the signals judge and the openai
+engine (against a real ``vllm serve``) run on the same pages for throughput.
+
+Usage: ``.venv/bin/python bench/judge.py [--pages 105] [--queries 2]``. Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "data"
+sys.path.insert(0, str(REPO))
+
+
+def _queries(n: int) -> list[tuple[str, str]]:
+    with open(SHARED / "sourcebench" / "sourcebench_public_queries_v1.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    step = max(len(rows) // n, 1)
+    return [(rows[i]["query_id"], rows[i]["query"]) for i in range(0, step * n, step)][:n]
+
+
+def _requests(pages, queries):
+    import pyarrow as pa
+
+    keys = pages["url_key"].to_pylist()
+    return pa.Table.from_pylist(
+        [{"url_key": k, "query_id": q, "query_text": t} for k in keys for q, t in queries]
+    )
+
+
+def _vllm_config(model_dir: Path, layout: str, budget: int):
+    from judge import JudgeConfig
+
+    return JudgeConfig.from_dict({
+        "engine": "vllm",
+        "prompts": {"layout": layout, "current_date": "2026-01-25", "token_budget": budget},
+        "sampling": {"max_tokens": 400},
+        "write_batch_size": 128,
+        "vllm": {
+            "model": str(model_dir), "max_model_len": 8192, "batch_size": 16,
+            "placement_bundles": [{"CPU": 1}], "engine_kwargs": {"enforce_eager": True},
+            "env_vars": {"VLLM_CPU_KVCACHE_SPACE": "2"},
+        },
+    })  # fmt: skip
+
+
+def _measure(name: str, run_dir: Path, pages, requests, config) -> dict:
+    from crawler.storage import RunStore
+    from judge import judge_run
+    from judge.run import accounting, read_judgments
+
+    RunStore(str(run_dir)).write_table("pages/part-00000.parquet", pages)
+    started = time.perf_counter()
+    summary = judge_run(str(run_dir), requests, config)
+    wall = time.perf_counter() - started
+    table = read_judgments(str(run_dir))
+    totals = accounting(table)
+    scored = summary["statuses"].get("scored", 0)
+    result = {
+        "judgments": table.num_rows,
+        "valid_json_rate": round(scored / table.num_rows, 4) if table.num_rows else 0.0,
+        "wall_s": round(wall, 2),
+        "judgments_per_s": round(table.num_rows / wall, 3),
+        "prompt_tokens": totals["total"]["prompt_tokens"],
+        "cached_prompt_tokens": totals["total"]["cached_prompt_tokens"],
+        "prefill_tokens": totals["total"]["prefill_tokens"],
+        "prefix_cache_hit_rate": round(totals["total"]["prefix_cache_hit_rate"], 4),
+        "truncated_chars": summary["truncated_chars"],
+        "prefill_tokens_per_stage": {s: totals[s]["prefill_tokens"] for s in ("content", "meta", "layout")},
+    }
+    print(f"[{name}] {json.dumps(result)}", flush=True)
+    return result
+
+
+def _serve(model_dir: Path, log_path: Path):
+    from tests.conftest import free_port, wait_for_port
+
+    port = free_port()
+    cmd = [
+        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
+        "--served-model-name", "tiny-qwen2", "--host", "127.0.0.1", "--port", str(port), "--enforce-eager",
+        "--max-model-len", "8192", "--enable-prompt-tokens-details", "--uvicorn-log-level", "warning",
+        "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}',
+    ]  # fmt: skip
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                            env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="2"))  # fmt: skip
+    wait_for_port("127.0.0.1", port, timeout=300)
+    import httpx
+
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    return proc, log, f"http://127.0.0.1:{port}/v1"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=105, help="Real pages from ../shared/data (>= 100).")
+    parser.add_argument("--queries", type=int, default=2, help="SourceBench public queries per page.")
+    parser.add_argument("--token-budget", type=int, default=6000, help="Prompt token budget per request.")
+    parser.add_argument(
+        "--openai-pages", type=int, default=20, help="Pages for the openai-engine throughput."
+    )
+    args = parser.parse_args()
+
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "2")
+    import ray
+
+    from judge import JudgeConfig
+    from judge.sample_pages import sample_page_records
+    from judge.tiny_model import build_tiny_qwen2
+
+    work = Path(tempfile.mkdtemp(prefix="sbj-bench-", dir="/tmp"))
+    try:
+        pages = sample_page_records(SHARED, limit=args.pages)
+        queries = _queries(args.queries)
+        requests = _requests(pages, queries)
+        print(f"pages={pages.num_rows} queries={len(queries)} requests={requests.num_rows}", flush=True)
+        texts = [t for t in pages["text_full"].to_pylist() if t]
+        model_dir = build_tiny_qwen2(work / "tiny", vocab_size=4096, corpus=texts)
+
+        results: dict = {}
+        ray.init(num_cpus=8, include_dashboard=False, _temp_dir=str(work / "ray"), log_to_driver=False)
+        try:
+            for layout in ("paper", "shared"):
+                config = _vllm_config(model_dir, layout, args.token_budget)
+                results[f"vllm_{layout}"] = _measure(f"vllm/{layout}", work / layout, pages, requests, config)
+        finally:
+            ray.shutdown()
+
+        signals = JudgeConfig.from_dict({"engine": "signals", "prompts": {"current_date": "2026-01-25"}})
+        results["signals"] = _measure("signals", work / "signals", pages, requests, signals)
+
+        proc, log, base_url = _serve(model_dir, work / "serve.log")
+        try:
+            subset = pages.slice(0, args.openai_pages)
+            openai = JudgeConfig.from_dict({
+                "engine": "openai", "prompts": {"layout": "shared", "current_date": "2026-01-25",
+                                                "token_budget": args.token_budget},
+                "sampling": {"max_tokens": 400},
+                "openai": {"base_url": base_url, "model": "tiny-qwen2", "concurrency": 8},
+            })  # fmt: skip
+            results["openai_vllm_serve"] = _measure(
+                "openai", work / "openai", subset, _requests(subset, queries), openai
+            )
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            log.close()
+
+        paper, shared = results["vllm_paper"], results["vllm_shared"]
+        final = {
+            "bench": "judge",
+            "pages": pages.num_rows,
+            "queries": len(queries),
+            "stage_requests_per_layout": paper["judgments"],
+            "paper_prefill_tokens": paper["prefill_tokens"],
+            "shared_prefill_tokens": shared["prefill_tokens"],
+            "shared_over_paper_prefill": round(shared["prefill_tokens"] / paper["prefill_tokens"], 4),
+            "paper_prefix_cache_hit_rate": paper["prefix_cache_hit_rate"],
+            "shared_prefix_cache_hit_rate": shared["prefix_cache_hit_rate"],
+            "valid_json_rate": min(paper["valid_json_rate"], shared["valid_json_rate"]),
+            "judgments_per_s": {
+                "vllm_paper": paper["judgments_per_s"],
+                "vllm_shared": shared["judgments_per_s"],
+                "signals": results["signals"]["judgments_per_s"],
+                "openai_vllm_serve": results["openai_vllm_serve"]["judgments_per_s"],
+            },
+            "openai_valid_json_rate": results["openai_vllm_serve"]["valid_json_rate"],
+            "model": "tiny random Qwen2 (2 layers, hidden 128), vLLM CPU",
+        }
+        print(json.dumps(final))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
