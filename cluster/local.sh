@@ -77,7 +77,7 @@ stop_pid_file() {
 stop_ray() { stop_pid_file "$STATE/ray.pid"; }
 
 wait_port() {
-  for _ in $(seq 1 150); do
+  for _ in $(seq 1 "${SB_WAIT_STEPS:-600}"); do  # 0.2 s steps: 2 min by default
     (exec 3<>"/dev/tcp/$HOST/$1") 2>/dev/null && return 0
     sleep 0.2
   done
