@@ -35,6 +35,17 @@ def _queries(n: int) -> list[tuple[str, str]]:
     return [(rows[i]["query_id"], rows[i]["query"]) for i in range(0, step * n, step)][:n]
 
 
+def _cap_text(pages, max_chars: int):
+    """Pages with text cut to ``max_chars`` so that neither layout has to truncate (a fair comparison)."""
+    import pyarrow.compute as pc
+
+    for column in ("text_full", "text_main"):
+        index = pages.schema.get_field_index(column)
+        capped = pc.utf8_slice_codeunits(pages[column], 0, max_chars)
+        pages = pages.set_column(index, pages.schema.field(column), capped)
+    return pages
+
+
 def _requests(pages, queries):
     import pyarrow as pa
 
@@ -118,7 +129,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=105, help="Real pages from ../shared/data (>= 100).")
     parser.add_argument("--queries", type=int, default=2, help="SourceBench public queries per page.")
-    parser.add_argument("--token-budget", type=int, default=6000, help="Prompt token budget per request.")
+    parser.add_argument("--token-budget", type=int, default=7600, help="Prompt token budget per request.")
+    parser.add_argument(
+        "--max-page-chars", type=int, default=9000,
+        help="Page text cap, so that both layouts judge the same text untruncated (tiny model: 8k context).",
+    )  # fmt: skip
     parser.add_argument(
         "--openai-pages", type=int, default=20, help="Pages for the openai-engine throughput."
     )
@@ -135,7 +150,7 @@ def main() -> None:
 
     work = Path(tempfile.mkdtemp(prefix="sbj-bench-", dir="/tmp"))
     try:
-        pages = sample_page_records(SHARED, limit=args.pages)
+        pages = _cap_text(sample_page_records(SHARED, limit=args.pages), args.max_page_chars)
         queries = _queries(args.queries)
         requests = _requests(pages, queries)
         print(f"pages={pages.num_rows} queries={len(queries)} requests={requests.num_rows}", flush=True)
@@ -186,6 +201,10 @@ def main() -> None:
             "paper_prefix_cache_hit_rate": paper["prefix_cache_hit_rate"],
             "shared_prefix_cache_hit_rate": shared["prefix_cache_hit_rate"],
             "valid_json_rate": min(paper["valid_json_rate"], shared["valid_json_rate"]),
+            # Equal page text in both layouts (nothing truncated) is what makes the ratio fair.
+            "paper_truncated_chars": paper["truncated_chars"],
+            "shared_truncated_chars": shared["truncated_chars"],
+            "max_page_chars": args.max_page_chars,
             "judgments_per_s": {
                 "vllm_paper": paper["judgments_per_s"],
                 "vllm_shared": shared["judgments_per_s"],

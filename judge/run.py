@@ -86,9 +86,10 @@ def _validate_requests(requests: pa.Table) -> pa.Table:
 def _load_pages(store: RunStore, url_keys: set[str]) -> dict[str, dict[str, Any]]:
     """The page records the requests need (streamed, so only those rows stay in memory)."""
     pages: dict[str, dict[str, Any]] = {}
+    keys = pa.array(sorted(url_keys), pa.string())
     for batch in store.iter_batches("pages", batch_size=1024):
         table = pa.Table.from_batches([batch])
-        wanted = table.filter(pc.is_in(table["url_key"], pa.array(sorted(url_keys), pa.string())))
+        wanted = table.filter(pc.is_in(table["url_key"], keys))
         for row in wanted.to_pylist():
             pages[row["url_key"]] = row
     return pages

@@ -111,3 +111,14 @@ def test_unknown_page_key_is_an_explicit_skipped_row(run_uri: str):
     table = read_judgments(run_uri)
     assert table["status"].to_pylist() == ["skipped"] * 3
     assert table["error"].to_pylist() == ["no page record"] * 3
+
+
+def test_judge_run_on_an_s3_run(s3_bucket: str, page_records):
+    run = f"s3://{s3_bucket}/runs/a1"
+    pages = page_records.slice(0, 4)
+    RunStore(run).write_table("pages/part-00000.parquet", pages)
+    requests = requests_for(pages, limit=4)
+    summary = judge_run(run, requests, CONFIG)
+    assert summary["judged"] == 4 * 2 * 3
+    assert read_judgments(run).num_rows == 24
+    assert judge_run(run, requests, CONFIG)["judged"] == 0
