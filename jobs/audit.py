@@ -62,6 +62,12 @@ STATUS_COLUMNS = ("url_key", "status")
 CRAWL_EXECUTION_FIELDS = {"shard_size", "flush_every", "extract_workers", "ray_resources", "ray_num_cpus"}
 
 
+def print_line(message: str) -> None:
+    """One progress line, written in one call so that lines from the crawl and judge threads never mix."""
+    sys.stdout.write(f"{message}\n")
+    sys.stdout.flush()
+
+
 class IncompleteRunError(RuntimeError):
     """A stage finished but its output is not complete (missing or duplicated rows)."""
 
@@ -74,7 +80,7 @@ class Audit:
     store: RunStore = field(init=False)
     manifest: RunManifest = field(init=False)
     fingerprints: dict[str, str] = field(default_factory=dict)
-    log: Callable[[str], None] = print
+    log: Callable[[str], None] = print_line
 
     def __post_init__(self) -> None:
         self.store = RunStore(self.config.store.run)
