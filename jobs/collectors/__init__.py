@@ -5,6 +5,7 @@ from jobs.collectors.client import (
     ANSWER_STATUSES,
     CallResult,
     EndpointClient,
+    Pacer,
     request_body,
     retry_after_seconds,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "EndpointClient",
     "EndpointSystem",
     "KeyRing",
+    "Pacer",
     "ParsedAnswer",
     "QueryTemplate",
     "RequestPolicy",

@@ -63,6 +63,29 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+class Pacer:
+    """Spaces the starts of requests to one endpoint at least ``60 / per_minute`` seconds apart.
+
+    Args:
+        per_minute: The endpoint's request quota; None means no pacing.
+    """
+
+    def __init__(self, per_minute: float | None):
+        self.interval = 60.0 / per_minute if per_minute else 0.0
+        self.next_at = 0.0
+        self.lock = asyncio.Lock()
+
+    async def wait(self) -> None:
+        if not self.interval:
+            return
+        async with self.lock:
+            now = time.monotonic()
+            delay = self.next_at - now
+            self.next_at = max(now, self.next_at) + self.interval
+        if delay > 0:
+            await asyncio.sleep(delay)
+
+
 def request_body(system: EndpointSystem, query_text: str) -> tuple[str, dict[str, Any]]:
     """The path (relative to ``api_base``) and JSON body of one query."""
     tool = system.web_search_mode == "tool"
@@ -91,6 +114,7 @@ class EndpointClient:
         api_key: The resolved key (None for endpoints without authentication).
         http: The shared HTTP client.
         keyring: Scrubs keys from error texts.
+        pacer: The request pacer of the system's endpoint (shared with its other systems).
         rng: Jitter source for backoff waits.
     """
 
@@ -100,9 +124,11 @@ class EndpointClient:
         api_key: str | None,
         http: httpx.AsyncClient,
         keyring: KeyRing,
+        pacer: Pacer | None = None,
         rng: random.Random | None = None,
     ):
         self.system, self.http, self.keyring = system, http, keyring
+        self.pacer = pacer or Pacer(None)
         self.headers = {"Content-Type": "application/json"}
         if api_key:
             self.headers["Authorization"] = f"Bearer {api_key}"
@@ -123,6 +149,7 @@ class EndpointClient:
         result = CallResult(status="connection_error", attempts=0, elapsed_s=0.0)
         for attempt in range(1, policy.max_attempts + 1):
             wait: float | None = None
+            await self.pacer.wait()
             sent = time.monotonic()
             try:
                 async with asyncio.timeout(policy.timeout_s):  # a total deadline, not per read

@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 
 from crawler.storage import RunStore
 from jobs.collectors.citations import parse_answer
-from jobs.collectors.client import CallResult, EndpointClient
+from jobs.collectors.client import CallResult, EndpointClient, Pacer
 from jobs.collectors.keys import KeyRing
 from jobs.collectors.serp import load_serp
 from jobs.collectors.systems import EndpointSystem, SerpSystem
@@ -243,10 +243,12 @@ class Sweep:
         queries = self.queries.to_pylist()
         groups: dict[str, list[tuple[EndpointSystem, dict[str, Any]]]] = defaultdict(list)
         concurrency: dict[str, int] = {}
+        quota: dict[str, float | None] = {}
         for system in self.systems:
             if not isinstance(system, EndpointSystem):
                 continue
             concurrency.setdefault(system.api_base, system.policy.max_concurrency)
+            quota.setdefault(system.api_base, system.policy.requests_per_minute)
             for query in queries:
                 status = committed.get((system.name, query["query_id"]))
                 if status is None or (self.retry_failed and status != "ok"):
@@ -256,8 +258,9 @@ class Sweep:
         rng = random.Random(self.seed)
         limits = httpx.Limits(max_connections=sum(concurrency.values()) + 4)
         async with httpx.AsyncClient(limits=limits, follow_redirects=False) as http:
+            pacers = {base: Pacer(per_minute) for base, per_minute in quota.items()}
             clients = {
-                s.name: EndpointClient(s, self.keys[s.name], http, self.keyring, rng)
+                s.name: EndpointClient(s, self.keys[s.name], http, self.keyring, pacers[s.api_base], rng)
                 for s in self.systems
                 if isinstance(s, EndpointSystem)
             }

@@ -44,6 +44,11 @@ class RequestPolicy(BaseModel):
         1.0, ge=0, description="First retry wait when the server gives no Retry-After; doubles per try."
     )
     backoff_max_s: float = Field(60.0, ge=0, description="Longest computed backoff wait, seconds.")
+    requests_per_minute: float | None = Field(
+        None,
+        gt=0,
+        description="Space request starts (retries included) to stay under this quota; none by default.",
+    )
     max_retry_after_s: float = Field(
         300.0, ge=0, description="Longest Retry-After honoured; a longer one is cut to this many seconds."
     )

@@ -8,6 +8,7 @@ path prefix: ``http://127.0.0.1:<port>/<scenario>/v1``.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import hashlib
 import json
@@ -23,7 +24,7 @@ import pytest
 from crawler.errors import InputError
 from crawler.storage import RunStore
 from jobs.cli import main
-from jobs.collectors import ANSWERS_SCHEMA, KeyRing, Sweep, load_systems
+from jobs.collectors import ANSWERS_SCHEMA, KeyRing, Pacer, Sweep, load_systems
 from jobs.inputs import load_citations, load_queries
 from jobs.schemas import CITATIONS_SCHEMA
 from tests.conftest import free_port
@@ -243,7 +244,7 @@ class ScriptedServer:
         if scenario == "not_json":
             return 200, b"<html>gateway</html>", {"Content-Type": "text/html"}
         if scenario == "busy":
-            time.sleep(0.2)
+            time.sleep(0.5)  # long enough for both workers to overlap on a loaded machine
             return 200, chat_completion("done"), {}
         if scenario == "toggle":
             if self.fail:
@@ -404,6 +405,27 @@ def test_concurrency_is_bounded_per_endpoint(server, tmp_path, queries_csv):
     assert collect("--queries", queries_csv, "--systems", systems, "--out", tmp_path / "run") == 0
     assert server.max_in_flight["busy"] == 2
     assert len(answers_of(tmp_path / "run")) == 6
+
+
+def test_requests_per_minute_spaces_request_starts(server, tmp_path, queries_csv):
+    async def starts() -> list[float]:
+        pacer, times = Pacer(1200), []
+
+        async def one() -> None:
+            await pacer.wait()
+            times.append(time.monotonic())
+
+        await asyncio.gather(*(one() for _ in range(6)))
+        return sorted(times)
+
+    times = asyncio.run(starts())
+    # the k-th start is never earlier than k intervals after the first (a late wake-up may follow)
+    assert all(t - times[0] >= k * 0.05 - 0.001 for k, t in enumerate(times))
+    systems = write_systems(tmp_path, [system(server, "text", policy={"requests_per_minute": 600})])
+    before = len(server.requests)
+    assert collect("--queries", queries_csv, "--systems", systems, "--out", tmp_path / "run") == 0
+    arrived = sorted(r["t"] for r in server.requests[before:])
+    assert len(arrived) == 6 and arrived[-1] - arrived[0] >= 0.4  # five gaps of 0.1 s, less arrival jitter
 
 
 def test_rerun_resumes_without_duplicates(server, tmp_path, queries_csv):
