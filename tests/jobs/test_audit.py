@@ -34,6 +34,9 @@ def local_ray():
 
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    if ray.is_initialized():  # an earlier test module left its Ray running: join it
+        yield
+        return
     ray.init(num_cpus=4, include_dashboard=False)
     yield
     ray.shutdown()
