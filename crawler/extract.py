@@ -46,7 +46,7 @@ logging.getLogger("htmldate").setLevel(logging.CRITICAL)
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 #: Characters of main text given to the language identifier (longer adds time, not accuracy).
-LANGID_CHARS = 3000
+LANGID_CHARS = 1500
 _LANG_ATTR = re.compile(r"^[a-zA-Z]{2,3}\b")
 
 
