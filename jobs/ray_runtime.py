@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
@@ -12,7 +14,8 @@ class RayConfig(BaseModel):
 
     address: str | None = Field(
         default=None,
-        description="Cluster address; None uses $RAY_ADDRESS (set by `ray job submit`), else a local Ray.",
+        description="Cluster address; None uses $RAY_ADDRESS (set by `ray job submit`), else a local Ray. "
+        "A remote cluster is best given as $RAY_ADDRESS, which is read before Ray is imported.",
     )
     num_cpus: int | None = Field(
         default=None,
@@ -21,19 +24,42 @@ class RayConfig(BaseModel):
     progress_bars: bool = Field(default=False, description="Show Ray Data progress bars.")
 
 
+def is_loopback(address: str) -> bool:
+    """Whether a Ray address (``host:port``, ``ray://host:port``, ``http://host:port``) is this machine."""
+    host = urlsplit(address if "://" in address else f"ray://{address}").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def use_loopback_when_local() -> None:
+    """Keep Ray on 127.0.0.1 when this process starts a local Ray or joins one on loopback.
+
+    Ray decides at import time whether a node is reachable from other hosts
+    (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``); without it, a driver given ``127.0.0.1:port`` rewrites
+    that to the host's outward address. This runs when the ``jobs`` package is imported, before any
+    job imports Ray; a remote ``RAY_ADDRESS`` leaves Ray's default (multi-node) behaviour alone.
+    """
+    address = os.environ.get("RAY_ADDRESS")
+    if not address or is_loopback(address):
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+
 def ensure_ray(config: RayConfig | None = None) -> None:
     """Initialise Ray once per process: join the cluster when there is one, else start a local one.
 
-    Listeners stay on loopback for a local Ray (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` keeps the
-    node on 127.0.0.1), and Ray Data keeps input order so outputs are deterministic.
+    A local Ray, or a driver joining a cluster on loopback (``cluster/local.sh``, the tests), stays on
+    127.0.0.1; a remote cluster is joined as it is. Ray Data keeps input order so outputs are
+    deterministic.
     """
     import ray
     from ray.data import DataContext
 
     config = config or RayConfig()
     if not ray.is_initialized():
-        # Without this a driver advertises the host's first interface address, not loopback.
-        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         # One authentication mode for every process of a cluster (a plain local ray.init() would turn
         # token auth on and break a later `ray job submit`); a cluster that uses tokens sets it.
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
