@@ -131,7 +131,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=2, help="SourceBench public queries per page.")
     parser.add_argument("--token-budget", type=int, default=7600, help="Prompt token budget per request.")
     parser.add_argument(
-        "--max-page-chars", type=int, default=9000,
+        "--max-page-chars", type=int, default=8000,
         help="Page text cap, so that both layouts judge the same text untruncated (tiny model: 8k context).",
     )  # fmt: skip
     parser.add_argument(
