@@ -3,7 +3,8 @@
 Each subcommand lives in its own module that exposes ``add_arguments(parser)`` and ``run(args) -> int``;
 the same module runs as ``python -m jobs.<name>`` (for ``ray job submit --working-dir .``).
 Modules are imported only when their subcommand is used, so a missing optional dependency of one
-job never breaks another.
+job never breaks another. Bad input (:class:`crawler.errors.InputError`) is printed as one line
+naming the file, line/record and field, with exit status 2.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+
+from crawler.errors import InputError
 
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -45,7 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = argv[0]
     module_name, help_text = SUBCOMMANDS[name]
     parser, module = build_parser(name, module_name, help_text)
-    return int(module.run(parser.parse_args(argv[1:])) or 0)
+    try:
+        return int(module.run(parser.parse_args(argv[1:])) or 0)
+    except InputError as exc:
+        print(f"sourcebench {name}: {exc}", file=sys.stderr)
+        return 2
 
 
 def run_module(name: str) -> None:

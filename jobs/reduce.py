@@ -144,6 +144,10 @@ def reduce_specs(
 ) -> dict[str, Any]:
     """Reduce one or more runs into the leaderboard folder ``out_uri``; returns a summary."""
     config = config or ReduceConfig()
+    for spec in specs:  # fail on a wrong path before starting Ray
+        fs, inner = resolve_uri(spec.path)
+        if fs.get_file_info(inner).type == pafs.FileType.NotFound:
+            raise InputError(spec.path, "file not found", field="--run")
     ensure_ray(ray_config)
     options = DataContext.get_current().execution_options
     options.resource_limits = options.resource_limits.copy(object_store_memory=config.max_in_flight_mb * 2**20)
