@@ -150,7 +150,9 @@ def reduce_specs(
             raise InputError(spec.path, "file not found", field="--run")
     ensure_ray(ray_config)
     options = DataContext.get_current().execution_options
-    options.resource_limits = options.resource_limits.copy(object_store_memory=config.max_in_flight_mb * 2**20)
+    options.resource_limits = options.resource_limits.copy(
+        object_store_memory=config.max_in_flight_mb * 2**20
+    )
     query_types = load_query_types(query_metadata)
     datasets = [score_dataset(spec, query_types, config.batch_size) for spec in specs]
     dataset = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
