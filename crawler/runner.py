@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -119,7 +118,6 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
         "wall_s": round(time.monotonic() - started, 3),
         "attempts": len(reports),
         "peak_rss_mb": max([r.get("peak_rss_mb", 0) for r in reports] or [0]),
-        "peak_child_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "render_blocked_count": sum(r.get("render_blocked_count", 0) for r in reports),
         "render_blocked_requests": [u for r in reports for u in r.get("render_blocked_requests", [])][:100],
         "failures": [r["failed"] for r in reports if "failed" in r],

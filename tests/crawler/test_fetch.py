@@ -46,8 +46,17 @@ EXPECTED = {
 def crawl(web, tmp_path_factory):
     run = str(tmp_path_factory.mktemp("fetch-run"))
     urls = [web.url(A, path) for path in EXPECTED]
-    urls += [web.url(B, "/article/2"), web.url(B, "/article/2") + "#again", web.url(B, "/article/2?utm_source=x")]
-    urls += ["http://127.0.0.9:1/secret", "http://10.0.0.1/", "ftp://example.com/file"]
+    urls += [
+        web.url(B, "/article/2"),
+        web.url(B, "/article/2") + "#again",
+        web.url(B, "/article/2?utm_source=x"),
+    ]
+    urls += [
+        "http://127.0.0.9:1/secret",
+        "http://10.0.0.1/",
+        "ftp://example.com/file",
+        f"http://localhost:{web.port}/",
+    ]
     config = loopback_config(limits={"timeout_s": 2}, flush_every=7)
     (shard,) = plan_shards(urls, shard_size=100)
     summary = run_shard(shard, run, config)
@@ -60,7 +69,7 @@ def test_one_record_per_url_key(crawl):
     table, shard = crawl["table"], crawl["shard"]
     assert table.schema.equals(PAGE_SCHEMA)
     keys = table.column("url_key").to_pylist()
-    assert len(keys) == len(set(keys)) == len(shard.entries) == len(EXPECTED) + 4
+    assert len(keys) == len(set(keys)) == len(shard.entries) == len(EXPECTED) + 5
     assert set(table.column("status").to_pylist()) <= set(PAGE_STATUSES)
     assert crawl["summary"]["parts"] >= 4  # flushed every 7 records
 
@@ -84,6 +93,8 @@ def test_ssrf_guard_refuses_before_connecting(crawl):
     assert web.hits[("127.0.0.9", "/secret")] == 0  # neither the redirect nor the direct URL reached it
     assert rows["http://127.0.0.9:1/secret"]["status"] == "blocked_address"
     assert rows["http://10.0.0.1/"]["status"] == "blocked_address"
+    localhost = rows[f"http://localhost:{web.port}/"]  # a name: refused after DNS resolution
+    assert localhost["status"] == "blocked_address" and "127.0.0.1" in localhost["error"]
     assert "metadata" in rows[web.url(A, "/redirect-metadata")]["error"]
     assert rows["ftp://example.com/file"]["status"] == "error"
 
