@@ -60,8 +60,9 @@ def _vllm_config(model_dir: Path, layout: str, budget: int):
 
     return JudgeConfig.from_dict({
         "engine": "vllm",
-        "prompts": {"layout": layout, "current_date": "2026-01-25", "token_budget": budget},
-        "sampling": {"max_tokens": 400},
+        "prompts": {"layout": layout, "current_date": "2026-01-25", "token_budget": budget,
+                    "justification_max_chars": 100},
+        "sampling": {"max_tokens": 1024},
         "write_batch_size": 128,
         "vllm": {
             "model": str(model_dir), "max_model_len": 8192, "batch_size": 16,
@@ -129,7 +130,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=105, help="Real pages from ../shared/data (>= 100).")
     parser.add_argument("--queries", type=int, default=2, help="SourceBench public queries per page.")
-    parser.add_argument("--token-budget", type=int, default=7600, help="Prompt token budget per request.")
+    parser.add_argument("--token-budget", type=int, default=7000, help="Prompt token budget per request.")
     parser.add_argument(
         "--max-page-chars", type=int, default=8000,
         help="Page text cap, so that both layouts judge the same text untruncated (tiny model: 8k context).",
@@ -174,8 +175,9 @@ def main() -> None:
             subset = pages.slice(0, args.openai_pages)
             openai = JudgeConfig.from_dict({
                 "engine": "openai", "prompts": {"layout": "shared", "current_date": "2026-01-25",
-                                                "token_budget": args.token_budget},
-                "sampling": {"max_tokens": 400},
+                                                "token_budget": args.token_budget,
+                                                "justification_max_chars": 100},
+                "sampling": {"max_tokens": 1024},
                 "openai": {"base_url": base_url, "model": "tiny-qwen2", "concurrency": 8},
             })  # fmt: skip
             results["openai_vllm_serve"] = _measure(

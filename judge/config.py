@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from crawler.errors import InputError
 
@@ -167,6 +167,18 @@ class JudgeConfig(_Strict):
         description="Judgment cache shared across runs (local dir or s3://); None = the run's own judgments.",
     )
     write_batch_size: int = Field(256, ge=1, description="Judgments per Parquet part (the unit of resume).")
+
+    @model_validator(mode="after")
+    def _fits_context(self) -> JudgeConfig:
+        if (
+            self.engine == "vllm"
+            and self.prompts.token_budget + self.sampling.max_tokens > self.vllm.max_model_len
+        ):
+            raise ValueError(
+                f"prompts.token_budget ({self.prompts.token_budget}) + sampling.max_tokens "
+                f"({self.sampling.max_tokens}) exceeds vllm.max_model_len ({self.vllm.max_model_len})"
+            )
+        return self
 
     @field_validator("cache_uri")
     @classmethod

@@ -32,8 +32,9 @@ def _openai_config(base_url: str, model: str, **prompts) -> JudgeConfig:
         "engine": "openai",
         "openai": {"base_url": base_url, "model": model, "api_key_env": "SB_TEST_KEY", "concurrency": 4,
                    "timeout_s": 20.0, "max_retries": 4, "backoff_base_s": 0.05, "backoff_max_s": 1.0},
-        "prompts": {"current_date": OFFICIAL_DATE.isoformat(), "token_budget": 6000, **prompts},
-        "sampling": {"max_tokens": 400},
+        "prompts": {"current_date": OFFICIAL_DATE.isoformat(), "token_budget": 6000,
+                    "justification_max_chars": 100, **prompts},
+        "sampling": {"max_tokens": 1024},
     })  # fmt: skip
 
 

@@ -17,8 +17,9 @@ pytestmark = pytest.mark.slow
 def _config(model_dir) -> JudgeConfig:
     return JudgeConfig.from_dict({
         "engine": "vllm",
-        "prompts": {"layout": "shared", "current_date": OFFICIAL_DATE.isoformat(), "token_budget": 6000},
-        "sampling": {"max_tokens": 400},
+        "prompts": {"layout": "shared", "current_date": OFFICIAL_DATE.isoformat(), "token_budget": 6000,
+                    "justification_max_chars": 100},
+        "sampling": {"max_tokens": 1024},
         "write_batch_size": 32,
         "vllm": {
             "model": str(model_dir), "max_model_len": 8192, "batch_size": 16,
