@@ -22,10 +22,15 @@ def _replay_config(*warcs: str) -> CrawlConfig:
 def test_replay_of_real_pages_under_their_urls(shared_data, tmp_path):
     folder = shared_data / "pages/aeb"
     truth = dict(list(json.loads((folder / "ground_truth.json").read_text()).items())[:5])
-    bodies = {item["url"]: gzip.decompress((folder / "html" / f"{key}.html.gz").read_bytes()) for key, item in truth.items()}
+    bodies = {
+        item["url"]: gzip.decompress((folder / "html" / f"{key}.html.gz").read_bytes())
+        for key, item in truth.items()
+    }
     archive = str(tmp_path / "pages.warc.gz")
     first = next(iter(bodies))
-    responses = [(url, 200, [("Content-Type", "text/html; charset=utf-8")], body) for url, body in bodies.items()]
+    responses = [
+        (url, 200, [("Content-Type", "text/html; charset=utf-8")], body) for url, body in bodies.items()
+    ]
     responses.append(("https://moved.example.com/old", 301, [("Location", first)], b""))
     write_warc(archive, responses)
     urls = [*bodies, "https://moved.example.com/old", "https://not-archived.example.com/x"]
