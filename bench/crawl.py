@@ -84,6 +84,7 @@ def ours(urls: list[str], hosts: list[str], per_host: int, run: str) -> tuple[fl
     )
     temp_dir = tempfile.mkdtemp(prefix="sbbench", dir="/tmp")
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     ray.init(num_cpus=2, include_dashboard=False, _temp_dir=temp_dir, log_to_driver=False)
     try:
         started = time.perf_counter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 
@@ -18,13 +19,20 @@ A, B = "127.0.0.4", "127.0.0.5"
 
 @pytest.fixture(scope="module")
 def local_ray():
+    """A private in-process Ray with a ``crawler`` resource (loopback, no token auth, own temp dir)."""
     import ray
 
+    saved = {key: os.environ.pop(key, None) for key in ("RAY_ADDRESS",)}
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    if ray.is_initialized():  # a Ray left by an earlier module lacks the crawler resource
+        ray.shutdown()
     temp_dir = tempfile.mkdtemp(prefix="sbray", dir="/tmp")
     ray.init(num_cpus=2, resources={"crawler": 2}, include_dashboard=False, _temp_dir=temp_dir)
     yield ray
     ray.shutdown()
     shutil.rmtree(temp_dir, ignore_errors=True)
+    os.environ.update({key: value for key, value in saved.items() if value is not None})
 
 
 @pytest.mark.slow
