@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from crawler.urls import InvalidURL, canonicalize_url, url_key
 
@@ -53,10 +54,12 @@ def shard_name(index: int) -> str:
 
 
 def group_urls(urls: Iterable[str]) -> list[ShardEntry]:
-    """Deduplicate cited URLs by url_key, in first-cited order.
+    """Deduplicate cited URLs by url_key; entries of one host stay together (first-cited order inside).
 
-    A string that is not an http(s) URL keeps its own entry (keyed by a hash of the text) so that
-    it ends, like every cited URL, with exactly one page record (status ``error``).
+    Grouping by host means shards cut from this list rarely share a host, so shards running in
+    parallel do not multiply the per-host politeness limit (a host with more URLs than a shard holds
+    still spans several shards). A string that is not an http(s) URL keeps its own entry (keyed by a
+    hash of the text) so that it ends, like every cited URL, with exactly one page record (``error``).
     """
     spellings: dict[str, list[str]] = {}
     canonical: dict[str, str] = {}
@@ -73,9 +76,10 @@ def group_urls(urls: Iterable[str]) -> list[ShardEntry]:
         canonical.setdefault(key, canon)
         if text not in spellings.setdefault(key, []):
             spellings[key].append(text)
-    return [
+    entries = [
         ShardEntry(key, canonical[key], tuple(sorted(spellings[key])), invalid.get(key)) for key in canonical
     ]
+    return sorted(entries, key=lambda entry: urlsplit(entry.url).hostname or "")  # stable: cited order kept
 
 
 def plan_shards(urls: Iterable[str], shard_size: int, *, first_index: int = 0) -> list[CrawlShard]:
