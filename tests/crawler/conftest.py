@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from loopweb import LoopbackWeb
+from tests.crawler.loopweb import LoopbackWeb
 
 from crawler.config import CrawlConfig
 

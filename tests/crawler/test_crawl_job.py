@@ -7,7 +7,7 @@ import shutil
 import tempfile
 
 import pytest
-from conftest import loopback_config
+from tests.crawler.conftest import loopback_config
 
 from crawler.runner import read_pages
 from crawler.storage import RunStore

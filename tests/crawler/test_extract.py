@@ -11,7 +11,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from loopweb import article, tiny_pdf
+from tests.crawler.loopweb import article, tiny_pdf
 
 from crawler.extract import extract_page
 from crawler.schema import SIGNALS_TYPE

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import loopback_config
+from tests.crawler.conftest import loopback_config
 
 from crawler.runner import read_pages, run_shard
 from crawler.schema import PAGE_SCHEMA, PAGE_STATUSES

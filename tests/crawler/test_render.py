@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import loopback_config
+from tests.crawler.conftest import loopback_config
 
 from crawler.runner import read_pages, run_shard
 from crawler.shards import plan_shards

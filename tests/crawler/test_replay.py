@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 
-from conftest import loopback_config
+from tests.crawler.conftest import loopback_config
 
 from crawler.config import CrawlConfig
 from crawler.extract import extract_page

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from loopweb import LoopbackWeb
+from tests.crawler.loopweb import LoopbackWeb
 
 from crawler.runner import read_pages
 from crawler.storage import RunStore
