@@ -47,13 +47,15 @@ class OutputError(ValueError):
     """The judge's answer is not valid JSON for the stage."""
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
 def parse_stage_output(stage: str, text: str | None) -> ParsedScores:
     """Validate a judge answer for a stage; raise OutputError saying what is wrong.
 
-    Accepted: the JSON object alone, or inside a Markdown code fence. Scores must be integers 1-5
+    Accepted: the JSON object alone, or inside a Markdown code fence; raw control characters inside
+    strings are tolerated and replaced by spaces in the justification. Scores must be integers 1-5
     (numeric strings such as "4" are accepted, as in the official reduce); no default is ever filled in.
     """
     if not text or not text.strip():
@@ -63,7 +65,9 @@ def parse_stage_output(stage: str, text: str | None) -> ParsedScores:
     if fenced:
         body = fenced.group(1)
     try:
-        data = json.loads(body)
+        # strict=False: raw control characters inside strings (xgrammar lets a model emit them) are read;
+        # they are turned into spaces below. Everything else about the JSON must be right.
+        data = json.loads(body, strict=False)
     except json.JSONDecodeError as exc:
         raise OutputError(f"not valid JSON: {exc.msg} at char {exc.pos}") from exc
     if not isinstance(data, dict):
@@ -81,7 +85,8 @@ def parse_stage_output(stage: str, text: str | None) -> ParsedScores:
         if not SCORE_MIN <= score <= SCORE_MAX:
             raise OutputError(f"'{dim.key}.score' {score} is outside {SCORE_MIN}-{SCORE_MAX}")
         justification = entry.get("justification")
-        scores.append((dim.key, score, justification if isinstance(justification, str) else ""))
+        text_value = _CONTROL.sub(" ", justification) if isinstance(justification, str) else ""
+        scores.append((dim.key, score, text_value))
     return ParsedScores(tuple(scores))
 
 

@@ -21,6 +21,11 @@ def test_valid_answers_parse_in_rubric_order():
     ]  # fmt: skip
 
 
+def test_raw_control_characters_in_a_justification_are_tolerated_and_cleaned():
+    text = '{"layout_ad_density":{"justification":"clean\x0fpage\nok","score":5}}'
+    assert parse_stage_output("layout", text).scores == (("layout_ad_density", 5, "clean page ok"),)
+
+
 @pytest.mark.parametrize(
     "text, problem",
     [
