@@ -31,6 +31,7 @@ from crawler.errors import InputError
 from crawler.schema import PAGE_SCHEMA
 from crawler.storage import RunStore
 from jobs.analysis import write_report
+from jobs.collectors.serp import load_serp
 from jobs.config import AuditConfig, load_config
 from jobs.crawl import crawl_run
 from jobs.inputs import load_citations, load_queries
@@ -159,6 +160,8 @@ class Audit:
         inputs = self.config.inputs
         queries = load_queries(inputs.queries)
         citations = load_citations(inputs.citations, system=inputs.system)
+        serps = [load_serp(path, name, queries) for name, path in inputs.serp.items()]
+        citations = pa.concat_tables([citations, *serps])
         selected = select_sources(citations, queries, self.config.scoring.top_k, ", ".join(inputs.citations))
         self.store.write_table(QUERIES_PATH, queries)
         self.store.write_table(CITATIONS_PATH, citations)
@@ -234,7 +237,10 @@ class Audit:
         return {"sources": summary["sources"], "systems": summary["systems"]}
 
     def stage_report(self) -> dict[str, Any]:
-        written = write_report(self.store.uri, config=self.config.report)
+        report = self.config.report
+        if not report.serp_systems and self.config.inputs.serp:
+            report = report.model_copy(update={"serp_systems": list(self.config.inputs.serp)})
+        written = write_report(self.store.uri, config=report)
         return {"files": len(written)}
 
     # -- reading and checking stage outputs ----------------------------------------------------------

@@ -52,6 +52,13 @@ class InputsConfig(Section):
     system: str | None = Field(
         default=None, description="System name for single-system citation files that do not name one."
     )
+    serp: dict[str, str] = Field(
+        default_factory=dict,
+        description="Search engines as systems of kind SERP: name -> ranked results file "
+        "(CSV query_id,rank,url, "
+        "JSONL or JSON; docs/collect.md). Audited like any system, and the report's SERP overlap "
+        "compares the other systems with them unless report.serp_systems says otherwise.",
+    )
 
     @field_validator("citations", mode="before")
     @classmethod

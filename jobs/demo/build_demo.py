@@ -429,6 +429,42 @@ def write_bundles(data: Path, out: Path) -> None:
         (folder / f"{system}.json").write_text(text, encoding="utf-8")
 
 
+#: The simulated search engine of the demo, a system of kind SERP for the overlap analysis.
+SERP_SYSTEM = "demo-serp"
+#: Results kept per query, as a search engine's first page.
+SERP_TOP = 6
+
+
+def serp_results() -> dict[str, tuple[str, ...]]:
+    """The demo SERP per query: what ranks is what the clickbait system cites (SEO-heavy pages), then
+    the mixed system's other pages, then one reputable page; without repeats, top ``SERP_TOP``.
+
+    So the more a system leans on what the search engine ranks, the lower its source quality: the
+    inverse relation between score and SERP overlap that the paper reports.
+    """
+    results = {}
+    for query in QUERIES:
+        careful = SYSTEMS["demo-careful"].get(query.query_id, ())
+        ranked = [
+            *SYSTEMS["demo-clickbait"].get(query.query_id, ()),
+            *(a for a in SYSTEMS["demo-mixed"].get(query.query_id, ()) if a not in careful),
+            *careful[:1],
+        ]
+        results[query.query_id] = tuple(dict.fromkeys(ranked))[:SERP_TOP]
+    return results
+
+
+def write_serp(data: Path, out: Path) -> None:
+    """The demo SERP as ranked results in the SERP CSV format (``query_id,rank,url``)."""
+    urls = alias_urls(data)
+    with open(out / "serp.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(["query_id", "rank", "url"])
+        for query_id, aliases in serp_results().items():
+            for rank, alias in enumerate(aliases, start=1):
+                writer.writerow([query_id, rank, urls[alias]])
+
+
 def write_manifest(out: Path, rows: list[dict[str, object]]) -> None:
     columns = ["alias", "url", "http_status", "source", "title", "bytes", "sha256"]
     with open(out / "pages.csv", "w", newline="", encoding="utf-8") as handle:
@@ -444,6 +480,7 @@ def build(data: Path, out: Path) -> None:
     write_manifest(out, rows)
     write_queries(out)
     write_bundles(data, out)
+    write_serp(data, out)
 
 
 def main() -> None:

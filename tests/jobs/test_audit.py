@@ -4,8 +4,10 @@ stage skipping on rerun, partial recomputation after a config change, and bad-in
 from __future__ import annotations
 
 import argparse
+import io
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from crawler.storage import RunStore
@@ -20,6 +22,7 @@ DEMO_CONFIG = str(REPO / "jobs" / "configs" / "demo.yaml")
 QUERIES = str(REPO / "jobs" / "demo" / "queries.csv")
 BUNDLES = [str(p) for p in sorted((REPO / "jobs" / "demo" / "citations").glob("*.json"))]
 WARC = str(REPO / "jobs" / "demo" / "demo.warc.gz")
+SERP = str(REPO / "jobs" / "demo" / "serp.csv")
 STAGES = ("inputs", "crawl", "judge", "scores", "reduce", "report")
 
 pytestmark = pytest.mark.slow
@@ -51,6 +54,7 @@ def demo_config(run: Path, *overrides: str):
             f"inputs.queries={QUERIES}",
             f"inputs.citations=[{', '.join(BUNDLES)}]",
             f"crawl.replay_warcs=[{WARC}]",
+            f"inputs.serp={{demo-serp: {SERP}}}",
             *overrides,
         ],
     )
@@ -86,7 +90,7 @@ def test_demo_audit_writes_scores_leaderboard_and_report(demo_run):
     overall = {
         row["model_name"]: row for row in store.read_json("leaderboard/leaderboard_data.json")["overall"]
     }
-    assert set(overall) == {"demo-careful", "demo-clickbait", "demo-mixed"}
+    assert set(overall) == {"demo-careful", "demo-clickbait", "demo-mixed", "demo-serp"}
     careful, clickbait = (
         overall[s]["weighted_total_content_score"] for s in ("demo-careful", "demo-clickbait")
     )
@@ -96,6 +100,21 @@ def test_demo_audit_writes_scores_leaderboard_and_report(demo_run):
     assert manifest["inputs"] and manifest["config"]["judge"]["engine"] == "signals"
     assert manifest["robots"]["obey_robots"] is True
     assert summary["page_status"]["ok"] > 0 and summary["pages_per_s"] > 0
+
+
+def test_demo_report_has_intervals_heatmap_and_serp_overlap(demo_run):
+    store = RunStore(str(demo_run[0]))
+    overall = pd.read_csv(io.BytesIO(store.read_bytes("leaderboard/leaderboard_overall.csv")))
+    for column in ("weighted_ci_low", "weighted_ci_high", "unweighted_ci_low", "unweighted_ci_high"):
+        assert overall[column].notna().all(), column
+    html = store.read_bytes("leaderboard/report.html").decode()
+    for section in ("Leaderboard", "Correlations between dimensions", "Overlap with search-engine results"):
+        assert f"<h2>{section}" in html, section
+    overlap = pd.read_csv(io.BytesIO(store.read_bytes("leaderboard/analysis/serp_overlap.csv")))
+    assert set(overlap["system"]) == {"demo-careful", "demo-clickbait", "demo-mixed"}
+    trend = pd.read_csv(io.BytesIO(store.read_bytes("leaderboard/analysis/score_vs_overlap.csv")))
+    # The demo SERP ranks what the clickbait system cites: the paper's inverse score/overlap relation.
+    assert (trend["spearman_rho"].dropna() < 0).all()
 
 
 def test_rerun_skips_every_committed_stage(demo_run):

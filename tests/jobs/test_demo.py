@@ -35,6 +35,7 @@ def test_rebuild_is_byte_identical(shared_data, tmp_path):
         "demo.warc.gz",
         "pages.csv",
         "queries.csv",
+        "serp.csv",
         *(f"citations/{s}.json" for s in build_demo.SYSTEMS),
     ):
         assert (tmp_path / name).read_bytes() == (DEMO / name).read_bytes(), name
