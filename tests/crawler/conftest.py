@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tests.crawler.loopweb import LoopbackWeb
 
 from crawler.config import CrawlConfig
+from tests.crawler.loopweb import LoopbackWeb
 
 #: The hosts of the test web; 127.0.0.9 (the probe host) is deliberately NOT allowlisted.
 WEB_HOSTS = ["127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]

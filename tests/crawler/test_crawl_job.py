@@ -7,12 +7,12 @@ import shutil
 import tempfile
 
 import pytest
-from tests.crawler.conftest import loopback_config
 
 from crawler.runner import read_pages
 from crawler.storage import RunStore
 from jobs.cli import main
 from jobs.crawl import crawl_run
+from tests.crawler.conftest import loopback_config
 
 A, B = "127.0.0.4", "127.0.0.5"
 

@@ -11,10 +11,10 @@ import statistics
 from pathlib import Path
 
 import pytest
-from tests.crawler.loopweb import article, tiny_pdf
 
 from crawler.extract import extract_page
 from crawler.schema import SIGNALS_TYPE
+from tests.crawler.loopweb import article, tiny_pdf
 
 
 def _tokens(text):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from tests.crawler.conftest import loopback_config
 
 from crawler.runner import read_pages, run_shard
 from crawler.schema import PAGE_SCHEMA, PAGE_STATUSES
 from crawler.shards import plan_shards
 from crawler.storage import RunStore
 from crawler.warc import iter_responses
+from tests.crawler.conftest import loopback_config
 
 A, B = "127.0.0.2", "127.0.0.3"
 EXPECTED = {

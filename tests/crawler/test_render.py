@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-from tests.crawler.conftest import loopback_config
 
 from crawler.runner import read_pages, run_shard
 from crawler.shards import plan_shards
+from tests.crawler.conftest import loopback_config
 
 pytestmark = pytest.mark.slow
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 import gzip
 import json
 
-from tests.crawler.conftest import loopback_config
-
 from crawler.config import CrawlConfig
 from crawler.extract import extract_page
 from crawler.runner import read_pages, run_shard
 from crawler.shards import plan_shards
 from crawler.storage import RunStore
 from crawler.warc import iter_responses, write_warc
+from tests.crawler.conftest import loopback_config
 
 
 def _replay_config(*warcs: str) -> CrawlConfig:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.crawler.loopweb import LoopbackWeb
 
 from crawler.runner import read_pages
 from crawler.storage import RunStore
+from tests.crawler.loopweb import LoopbackWeb
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
