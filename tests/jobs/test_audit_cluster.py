@@ -192,7 +192,12 @@ def test_audit_job_on_s3_writes_the_leaderboard(ray_cluster, seaweedfs, s3_bucke
     store = RunStore(run_uri)
     assert_complete_run(store)
     overall = store.read_json("leaderboard/leaderboard_data.json")["overall"]
-    assert {row["model_name"] for row in overall} == {"demo-careful", "demo-clickbait", "demo-mixed"}
+    assert {row["model_name"] for row in overall} == {
+        "demo-careful",
+        "demo-clickbait",
+        "demo-mixed",
+        "demo-serp",
+    }
     assert "demo-careful" in logs and "leaderboard" in logs  # the table is printed at the end
     attempt = store.read_json("manifest.json")["attempts"][-1]
     assert attempt["status"] == "done"

@@ -66,7 +66,8 @@ def test_multilingual_sweep_is_audited_end_to_end(local_ray, tmp_path):
     assert code == 0
     code = main(["audit", "--config", str(REPO / "jobs/configs/demo.yaml"), "--run", str(run),
                  "--queries", str(run / "queries.csv"), "--citations", str(run / "citations.parquet"),
-                 "--set", f"crawl.replay_warcs=[{REPO / 'jobs/demo/demo.warc.gz'}]"])  # fmt: skip
+                 "--set", f"crawl.replay_warcs=[{REPO / 'jobs/demo/demo.warc.gz'}]",
+                 "--set", "inputs.serp={}"])  # the sweep's own SERP, not the demo's  # fmt: skip
     assert code == 0
     store = RunStore(str(run))
     scores = store.read_table("scores/source_scores.parquet").to_pylist()
