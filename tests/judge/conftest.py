@@ -91,52 +91,9 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory):
 
     Yields ``(base_url, served_model_name)``. Started once per module; killed at teardown.
     """
-    import subprocess
-    import sys
+    from judge.serve import STRUCTURED_OUTPUTS, openai_server
 
-    from tests.conftest import free_port, wait_for_port
-
-    port = free_port()
     log_path = tmp_path_factory.mktemp("vllm-serve") / "serve.log"
-    cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(tiny_model),
-        "--served-model-name", "tiny-qwen2", "--host", "127.0.0.1", "--port", str(port),
-        "--enforce-eager", "--max-model-len", "8192", "--enable-prompt-tokens-details",
-        "--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}',
-        "--uvicorn-log-level", "warning",
-    ]  # fmt: skip
-    env = dict(os.environ, VLLM_CPU_KVCACHE_SPACE="2", HF_HUB_OFFLINE="1")
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    try:
-        try:
-            wait_for_port("127.0.0.1", port, timeout=240)
-        except TimeoutError:
-            pytest.fail(f"vllm serve did not start:\n{log_path.read_text()[-3000:]}")
-        _wait_ready(f"http://127.0.0.1:{port}/v1/models", proc, log_path)
-        yield f"http://127.0.0.1:{port}/v1", "tiny-qwen2"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _wait_ready(url: str, proc, log_path: Path, timeout: float = 120) -> None:
-    import time
-
-    import httpx
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"vllm serve exited:\n{log_path.read_text()[-3000:]}")
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"vllm serve not ready after {timeout}s")
+    extra = ["--enable-prompt-tokens-details", "--structured-outputs-config", STRUCTURED_OUTPUTS]
+    with openai_server(tiny_model, log_path, "tiny-qwen2", 8192, extra) as base_url:
+        yield base_url, "tiny-qwen2"
