@@ -1,14 +1,18 @@
-"""Benchmark: our Ray Data reduce (from Parquet) vs an official-style reduce (enriched JSON, Python loops).
+"""Benchmark: our reduce (from Parquet) vs an official-style reduce (enriched JSON, Python loops).
 
 Both run in the same invocation on the same synthetic sources (12 systems by default), each in its
 own subprocess whose whole process tree (Ray workers included) is sampled for memory (PSS). Ours
 is also run on a quarter of the sources: equal peak memory at both sizes shows that it streams.
-The leaderboards of both are compared (weighted score per system to 1e-9).
+The leaderboards of all runs are compared (weighted score per system to 1e-9).
 
-Ours is timed twice: against a running Ray head (``speedup``: how a cluster runs it, under
-``ray job submit``) and starting its own local Ray (``speedup_cold_local_ray``: a laptop's first run).
-Last line of output: one JSON object with ``speedup``, ``speedup_cold_local_ray``, ``peak_rss_mb``
-(ours with its own Ray, whole process tree PSS, at full and at a quarter of the sources) and details.
+Ours runs with each executor (same per-batch code, same output files):
+- ``local`` (``speedup``): a fresh process with a thread pool, as ``sourcebench reduce`` runs on a
+  laptop when no Ray cluster is addressed; measured like the baseline, a fresh process.
+- ``ray`` against a running Ray head (``speedup_ray_warm_cluster``: how a cluster runs it under
+  ``ray job submit``; the job's workers start per job) and starting its own local Ray
+  (``speedup_ray_cold_local``).
+Last line of output: one JSON object with ``speedup``, ``peak_rss_mb`` (local executor, whole
+process tree PSS, at full and at a quarter of the sources), the Ray figures and details.
 
 Usage: python bench/reduce.py [--sources 1000000] [--systems 12] [--queries 100]
 """
@@ -218,7 +222,7 @@ def main() -> None:
         specs = write_enriched_json(table, work)
         print(f"data: {args.sources} sources, {args.systems} systems, {args.queries} queries", flush=True)
 
-        def ours_cmd(scores: str, out: str) -> list[str]:
+        def ours_cmd(scores: str, out: str, executor: str) -> list[str]:
             return [
                 sys.executable,
                 "-m",
@@ -227,40 +231,36 @@ def main() -> None:
                 str(work / scores),
                 "--out",
                 str(work / out),
+                f"--executor={executor}",
             ]
 
-        # Cold: the job starts its own local Ray (laptop use); its process tree holds every Ray process.
-        cold = run_measured(ours_cmd("scores.parquet", "cold"))
-        print(
-            f"ours, cold local Ray: {cold['seconds']:.1f} s, tree PSS {cold['peak_rss_mb']:.0f} MB",
-            flush=True,
-        )
-        quarter = run_measured(ours_cmd("scores-quarter.parquet", "quarter"))
-        print(
-            f"ours, 1/4 sources:    {quarter['seconds']:.1f} s, tree PSS {quarter['peak_rss_mb']:.0f} MB",
-            flush=True,
-        )
-        # Warm: a running Ray head, as under `ray job submit` on a cluster.
+        def report(label: str, result: dict, memory: str = "tree PSS") -> None:
+            mb = result["peak_rss_mb"] if memory == "tree PSS" else result["peak_driver_rss_mb"]
+            print(f"{label:<32} {result['seconds']:6.1f} s, {memory} {mb:.0f} MB", flush=True)
+
+        ours = run_measured(ours_cmd("scores.parquet", "ours", "local"))
+        report("ours, local executor:", ours)
+        quarter = run_measured(ours_cmd("scores-quarter.parquet", "quarter", "local"))
+        report("ours, local, 1/4 sources:", quarter)
+        # Ray, cold: the job starts its own local Ray; its process tree holds every Ray process.
+        cold = run_measured(ours_cmd("scores.parquet", "cold", "ray"))
+        report("ours, Ray, own local Ray:", cold)
+        # Ray, warm: a running Ray head, as under `ray job submit` on a cluster.
         head = RayHead(work / "ray")
         try:
-            run_measured(ours_cmd("scores-quarter.parquet", "warmup"), head.env)  # the first workers start
-            ours = run_measured(ours_cmd("scores.parquet", "ours"), head.env)
+            run_measured(ours_cmd("scores-quarter.parquet", "warmup", "ray"), head.env)
+            warm = run_measured(ours_cmd("scores.parquet", "warm", "ray"), head.env)
         finally:
             head.stop()
-        print(
-            f"ours, warm cluster:   {ours['seconds']:.1f} s, driver RSS {ours['peak_driver_rss_mb']:.0f} MB",
-            flush=True,
-        )
+        report("ours, Ray, running head:", warm, "driver RSS")
         baseline = run_measured(
             [sys.executable, str(REPO / "bench" / "baseline_reduce.py"), str(work / "base"), *specs]
         )
-        print(
-            f"baseline:             {baseline['seconds']:.1f} s, PSS {baseline['peak_rss_mb']:.0f} MB",
-            flush=True,
-        )
+        report("baseline:", baseline)
 
         ours_scores = overall_scores(work / "ours" / "leaderboard_overall.csv")
-        assert ours_scores == overall_scores(work / "cold" / "leaderboard_overall.csv")
+        for other in ("cold", "warm"):
+            assert ours_scores == overall_scores(work / other / "leaderboard_overall.csv"), other
         base_scores = overall_scores(work / "base" / "leaderboard_overall.csv")
         max_diff = max(abs(ours_scores[k] - base_scores[k]) for k in base_scores)
         assert ours_scores.keys() == base_scores.keys() and max_diff < 1e-9, max_diff
@@ -272,13 +272,16 @@ def main() -> None:
                 "sources": args.sources,
                 "systems": args.systems,
                 "speedup": round(baseline["seconds"] / ours["seconds"], 2),
-                "speedup_cold_local_ray": round(baseline["seconds"] / cold["seconds"], 2),
+                "speedup_ray_warm_cluster": round(baseline["seconds"] / warm["seconds"], 2),
+                "speedup_ray_cold_local": round(baseline["seconds"] / cold["seconds"], 2),
                 "ours_seconds": round(ours["seconds"], 2),
-                "ours_cold_seconds": round(cold["seconds"], 2),
+                "ours_ray_warm_seconds": round(warm["seconds"], 2),
+                "ours_ray_cold_seconds": round(cold["seconds"], 2),
                 "baseline_seconds": round(baseline["seconds"], 2),
-                "peak_rss_mb": round(cold["peak_rss_mb"], 1),
+                "peak_rss_mb": round(ours["peak_rss_mb"], 1),
                 "peak_rss_mb_quarter_sources": round(quarter["peak_rss_mb"], 1),
-                "peak_driver_rss_mb_warm": round(ours["peak_driver_rss_mb"], 1),
+                "peak_rss_mb_ray_cold": round(cold["peak_rss_mb"], 1),
+                "peak_driver_rss_mb_ray_warm": round(warm["peak_driver_rss_mb"], 1),
                 "baseline_peak_rss_mb": round(baseline["peak_rss_mb"], 1),
                 "max_abs_diff_vs_baseline": max_diff,
             }

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crawler.errors import InputError
+from crawler.errors import InputError, validate_model
 from crawler.netguard import AddressPolicy
 
 #: Chromium flags that work in containers without a GPU or network-side services (DESIGN.md).
@@ -169,11 +169,4 @@ class CrawlConfig(_Model):
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "<config>") -> CrawlConfig:
         """Validate a dict; a bad value raises InputError naming the field."""
-        from pydantic import ValidationError
-
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            field = ".".join(str(part) for part in error["loc"])
-            raise InputError(source, error["msg"], field=field) from exc
+        return validate_model(cls, data, source)

@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+ModelT = TypeVar("ModelT", bound="BaseModel")
+
 
 class InputError(ValueError):
     """Bad input, reported so that a user can find and fix it.
@@ -18,3 +25,24 @@ class InputError(ValueError):
         where = self.source + (f", line {line}" if line is not None else "")
         where += f", field '{field}'" if field else ""
         super().__init__(f"{where}: {message}")
+
+
+def validate_model(model: type[ModelT], data: Any, source: str) -> ModelT:
+    """``model.model_validate(data)``, with the first validation error raised as an InputError.
+
+    Args:
+        model: The pydantic model class (a config section).
+        data: The parsed YAML/JSON/CLI values.
+        source: Where ``data`` came from (a file path, ``--set``), named in the error.
+
+    Raises:
+        InputError: naming ``source`` and the dotted path of the first bad field.
+    """
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(part) for part in error["loc"])
+        raise InputError(source, f"{error['msg']} (got {error.get('input')!r})", field=field) from None

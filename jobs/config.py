@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from crawler.config import CrawlConfig
-from crawler.errors import InputError
+from crawler.errors import InputError, validate_model
 from jobs.analysis import ReportConfig
 from jobs.ray_runtime import RayConfig
 from jobs.reduce import ReduceConfig
@@ -168,10 +168,4 @@ def load_config(path: str | None = None, overrides: list[str] | None = None) -> 
     tree = read_yaml(path) if path else {}
     for assignment in overrides or []:
         apply_override(tree, assignment)
-    try:
-        return AuditConfig.model_validate(tree)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"])
-        source = path or "--set"
-        raise InputError(source, f"{error['msg']} (got {error.get('input')!r})", field=field) from None
+    return validate_model(AuditConfig, tree, path or "--set")

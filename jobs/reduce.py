@@ -1,9 +1,10 @@
-"""Reduce per-source scores to the official leaderboard files, with Ray Data.
+"""Reduce per-source scores to the official leaderboard files, with Ray Data or in-process threads.
 
-Ray Data reads the score Parquet (or an imported enriched JSON) and computes per-source metrics in
-its workers; the driver streams the result once, writing ``source_metrics`` (CSV + Parquet) and
-folding each batch into per-group partial sums, so memory depends on the number of groups, not on
-the number of sources. Usage::
+Each batch of score rows is summarised where it is read (``jobs.leaderboard.batches``: per-source
+metrics, their CSV text, per-group partial sums), by Ray Data tasks (a cluster) or by a thread pool
+(a laptop: no Ray start-up). The driver streams the summaries once, in input order, appending
+``source_metrics`` (CSV + Parquet) and merging partial sums, so its memory depends on the number of
+groups, not on the number of sources. Usage::
 
     sourcebench reduce --run gpt5=gpt5.enriched.json --run tavily=tavily.enriched.json \\
         --query-metadata queries.csv --out leaderboard/
@@ -13,7 +14,11 @@ the number of sources. Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,15 +26,15 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
-from ray.data import DataContext
 
 from crawler.errors import InputError
 from crawler.storage import RunStore, resolve_uri
-from jobs.inputs import load_enriched_scores, load_query_types, official_score
+from jobs.inputs import load_enriched_scores, load_query_types
 from jobs.leaderboard.aggregate import LeaderboardAccumulator
+from jobs.leaderboard.batches import PARTIAL_COLUMNS, from_ipc, summarize_batch
 from jobs.leaderboard.intervals import add_intervals
-from jobs.leaderboard.metrics import SOURCE_METRICS_SCHEMA, add_source_metrics, included_mask
-from jobs.leaderboard.writers import StreamingCsv, csv_rows, leaderboard_payload, write_leaderboard_files
+from jobs.leaderboard.metrics import SOURCE_METRICS_SCHEMA
+from jobs.leaderboard.writers import StreamingCsv, leaderboard_payload, write_leaderboard_files
 from jobs.ray_runtime import RayConfig, ensure_ray
 from jobs.schemas import SOURCE_SCORES_SCHEMA
 from judge.rubric import DIMENSION_KEYS
@@ -44,7 +49,16 @@ class ReduceConfig(BaseModel):
         "skipped in the unweighted mean (compute_metrics.py); complete: sources with any missing "
         "dimension are left out of every aggregate (they stay in source_metrics).",
     )
-    batch_size: int = Field(default=65536, gt=0, description="Rows per Ray Data batch.")
+    executor: Literal["auto", "ray", "local"] = Field(
+        default="auto",
+        description="ray: Ray Data tasks (a cluster, or the audit's Ray session); local: a thread pool "
+        "in this process, no Ray start-up (a laptop's reduce); auto: ray when Ray is initialised or a "
+        "cluster is addressed ($RAY_ADDRESS, --ray-address), else local. Both write the same files.",
+    )
+    batch_size: int = Field(default=65536, gt=0, description="Rows per batch (one Ray task or thread job).")
+    local_threads: int | None = Field(
+        default=None, gt=0, description="Threads of the local executor (None: one per CPU)."
+    )
     max_in_flight_mb: int = Field(
         default=512,
         gt=0,
@@ -72,14 +86,8 @@ class RunSpec:
         return cls(name.strip(), path.strip())
 
 
-def score_dataset(spec: RunSpec, query_types: dict[str, str], batch_size: int):
-    """A Ray dataset of SOURCE_SCORES rows for one run spec."""
-    import ray
-
-    if spec.path.lower().endswith(".json"):
-        if spec.name is None:
-            raise InputError(spec.path, "an enriched JSON run needs a system name: NAME=PATH", field="--run")
-        return ray.data.from_arrow(load_enriched_scores(spec.path, spec.name, query_types))
+def parquet_files(spec: RunSpec) -> tuple[pafs.FileSystem, list[str]]:
+    """The Parquet files of a run spec (a file, or a folder of parts), checked for score columns."""
     fs, inner = resolve_uri(spec.path)
     info = fs.get_file_info(inner)
     if info.type == pafs.FileType.NotFound:
@@ -96,14 +104,15 @@ def score_dataset(spec: RunSpec, query_types: dict[str, str], batch_size: int):
     if not files:
         raise InputError(spec.path, "no Parquet files")
     check_score_columns(spec.path, pq.read_schema(files[0], filesystem=fs))
-    name = spec.name
+    return fs, files
 
-    def conform(batch: pa.Table) -> pa.Table:
-        return conform_scores(batch, name, query_types)
 
-    return ray.data.read_parquet(files, filesystem=fs).map_batches(
-        conform, batch_format="pyarrow", batch_size=batch_size
-    )
+def is_enriched_json(spec: RunSpec) -> bool:
+    if spec.path.lower().endswith(".json"):
+        if spec.name is None:
+            raise InputError(spec.path, "an enriched JSON run needs a system name: NAME=PATH", field="--run")
+        return True
+    return False
 
 
 def check_score_columns(path: str, schema: pa.Schema) -> None:
@@ -113,26 +122,82 @@ def check_score_columns(path: str, schema: pa.Schema) -> None:
         raise InputError(path, f"missing score column(s) {', '.join(missing)}", field=missing[0])
 
 
-def conform_scores(batch: pa.Table, name: str | None, query_types: dict[str, str]) -> pa.Table:
-    """Cast one batch to SOURCE_SCORES_SCHEMA: rename the system, fill query types, coerce scores."""
-    columns = {}
-    for field in SOURCE_SCORES_SCHEMA:
-        column = batch.column(field.name) if field.name in batch.column_names else None
-        if field.name == "model_name" and name is not None:
-            column = pa.array([name] * batch.num_rows, pa.string())
-        elif column is None:
-            column = pa.nulls(batch.num_rows, field.type)
-        elif field.type == pa.float64() and not pa.types.is_floating(column.type):
-            column = pa.array([official_score(v) for v in column.to_pylist()], pa.float64())
-        columns[field.name] = column.cast(field.type)
-    if query_types:
-        ids, types = columns["query_id"].to_pylist(), columns["query_type"].to_pylist()
-        filled = [
-            t if t not in (None, "", "Unknown") else query_types.get(q, "Unknown")
-            for q, t in zip(ids, types, strict=True)
-        ]
-        columns["query_type"] = pa.array(filled, pa.string())
-    return pa.table(columns, schema=SOURCE_SCORES_SCHEMA)
+def ray_summaries(
+    specs: list[RunSpec], query_types: dict[str, str], config: ReduceConfig, ray_config: RayConfig | None
+) -> Iterator[pa.Table]:
+    """Summaries computed by Ray Data tasks, in input order."""
+    import ray
+    from ray.data import DataContext
+
+    ensure_ray(ray_config)
+    options = DataContext.get_current().execution_options
+    options.resource_limits = options.resource_limits.copy(
+        object_store_memory=config.max_in_flight_mb * 2**20
+    )
+    options.preserve_order = True  # source_metrics rows and tie order follow the input
+    datasets = []
+    for spec in specs:
+        if is_enriched_json(spec):  # already conformed by the import
+            source = ray.data.from_arrow(load_enriched_scores(spec.path, spec.name, query_types))
+            kwargs = {"name": None, "query_types": {}}
+        else:
+            fs, files = parquet_files(spec)
+            source = ray.data.read_parquet(files, filesystem=fs)
+            kwargs = {"name": spec.name, "query_types": query_types}
+        datasets.append(
+            source.map_batches(
+                summarize_batch,
+                batch_format="pyarrow",
+                batch_size=config.batch_size,
+                fn_kwargs={**kwargs, "policy": config.policy},
+            )
+        )
+    dataset = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
+    yield from dataset.iter_batches(batch_format="pyarrow", batch_size=None)
+
+
+def local_batches(
+    specs: list[RunSpec], query_types: dict[str, str], batch_size: int
+) -> Iterator[tuple[pa.Table, str | None, dict[str, str]]]:
+    """``(batch, name, query_types)`` arguments of :func:`summarize_batch`, read in this process."""
+    for spec in specs:
+        if is_enriched_json(spec):
+            table = load_enriched_scores(spec.path, spec.name, query_types)
+            for batch in table.to_batches(max_chunksize=batch_size):
+                yield pa.Table.from_batches([batch]), None, {}
+            continue
+        fs, files = parquet_files(spec)
+        for path in files:
+            with fs.open_input_file(path) as handle:
+                for batch in pq.ParquetFile(handle).iter_batches(batch_size=batch_size):
+                    yield pa.Table.from_batches([batch]), spec.name, query_types
+
+
+def local_summaries(
+    specs: list[RunSpec], query_types: dict[str, str], config: ReduceConfig
+) -> Iterator[pa.Table]:
+    """Summaries computed by a thread pool in this process (Arrow kernels release the GIL), in order.
+
+    At most two batches per thread are in flight, so memory does not grow with the input.
+    """
+    threads = config.local_threads or os.cpu_count() or 1
+    with ThreadPoolExecutor(threads) as pool:
+        window: deque[Future[pa.Table]] = deque()
+        for batch, name, types in local_batches(specs, query_types, config.batch_size):
+            window.append(pool.submit(summarize_batch, batch, name, types, config.policy))
+            if len(window) >= 2 * threads:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+
+
+def use_ray(config: ReduceConfig, ray_config: RayConfig | None) -> bool:
+    """Whether the reduce runs on Ray: asked for, or (``auto``) a cluster is connected or addressed."""
+    if config.executor != "auto":
+        return config.executor == "ray"
+    import ray
+
+    return bool(ray.is_initialized() or (ray_config and ray_config.address) or os.environ.get("RAY_ADDRESS"))
 
 
 def reduce_specs(
@@ -148,38 +213,25 @@ def reduce_specs(
         fs, inner = resolve_uri(spec.path)
         if fs.get_file_info(inner).type == pafs.FileType.NotFound:
             raise InputError(spec.path, "file not found", field="--run")
-    ensure_ray(ray_config)
-    options = DataContext.get_current().execution_options
-    options.resource_limits = options.resource_limits.copy(
-        object_store_memory=config.max_in_flight_mb * 2**20
-    )
+        if not is_enriched_json(spec):
+            parquet_files(spec)
     query_types = load_query_types(query_metadata)
-    datasets = [score_dataset(spec, query_types, config.batch_size) for spec in specs]
-    dataset = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
-    runs = [{"model_name": s.name, "score_file": s.path, "rank_file": None} for s in specs]
-    return reduce_dataset(dataset, RunStore(out_uri), config, runs)
-
-
-def summarize_batch(batch: pa.Table) -> pa.Table:
-    """Worker side: per-source metrics of one batch, as Arrow IPC plus their CSV text (one row)."""
-    metrics = add_source_metrics(batch).cast(SOURCE_METRICS_SCHEMA)
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, SOURCE_METRICS_SCHEMA) as writer:
-        writer.write_table(metrics)
-    return pa.table(
-        {
-            "metrics_ipc": pa.array([sink.getvalue().to_pybytes()], pa.large_binary()),
-            "csv": pa.array([csv_rows(metrics)], pa.large_binary()),
-        }
+    on_ray = use_ray(config, ray_config)
+    summaries = (
+        ray_summaries(specs, query_types, config, ray_config)
+        if on_ray
+        else local_summaries(specs, query_types, config)
     )
+    runs = [{"model_name": s.name, "score_file": s.path, "rank_file": None} for s in specs]
+    summary = reduce_summaries(summaries, RunStore(out_uri), config, runs)
+    return {**summary, "executor": "ray" if on_ray else "local"}
 
 
-def reduce_dataset(
-    dataset, out: RunStore, config: ReduceConfig, runs: list[dict[str, Any]]
+def reduce_summaries(
+    summaries: Iterable[pa.Table], out: RunStore, config: ReduceConfig, runs: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    """Stream source metrics computed in Ray workers to ``source_metrics`` and aggregate them in one pass."""
+    """Stream batch summaries to ``source_metrics`` (CSV + Parquet) and merge their partial sums."""
     started = time.monotonic()
-    summaries = dataset.map_batches(summarize_batch, batch_format="pyarrow", batch_size=config.batch_size)
     accumulator = LeaderboardAccumulator()
     rows = 0
     with (
@@ -188,14 +240,13 @@ def reduce_dataset(
     ):
         csv_out = StreamingCsv(csv_file, SOURCE_METRICS_SCHEMA.names)
         with pq.ParquetWriter(pq_file, SOURCE_METRICS_SCHEMA, compression="zstd") as parquet_out:
-            for summary in summaries.iter_batches(batch_format="pyarrow", batch_size=1):
-                table = pa.ipc.open_stream(summary["metrics_ipc"][0].as_py()).read_all()
-                csv_out.write_bytes(summary["csv"][0].as_py())
-                parquet_out.write_table(table)
-                keep = included_mask(table, config.policy)
-                seq = pa.array(range(rows, rows + table.num_rows), pa.int64())
-                accumulator.update(table.filter(keep), seq.filter(keep))
-                rows += table.num_rows
+            for block in summaries:
+                for i in range(block.num_rows):
+                    csv_out.write_bytes(block["csv"][i].as_buffer())
+                    parquet_out.write_table(from_ipc(block["metrics_ipc"][i]))
+                    partials = {g: from_ipc(block[c][i]) for g, c in PARTIAL_COLUMNS.items()}
+                    accumulator.merge(partials, rows)
+                    rows += block["num_rows"][i].as_py()
         csv_out.close()
     results = accumulator.results()
     add_intervals(results, accumulator, config)
@@ -249,11 +300,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", choices=["official", "complete"], default="official")
     parser.add_argument("--bootstrap", type=int, default=1000, help="query-bootstrap replicates (0: none)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    parser.add_argument(
+        "--executor",
+        choices=["auto", "ray", "local"],
+        default="auto",
+        help="ray (Ray Data), local (threads, no Ray start-up) or auto: ray when a cluster is addressed",
+    )
     parser.add_argument("--ray-address", help="Ray cluster address (default: $RAY_ADDRESS or local)")
 
 
 def run(args: argparse.Namespace) -> int:
-    config = ReduceConfig(policy=args.policy, bootstrap_replicates=args.bootstrap, bootstrap_seed=args.seed)
+    config = ReduceConfig(
+        policy=args.policy,
+        executor=args.executor,
+        bootstrap_replicates=args.bootstrap,
+        bootstrap_seed=args.seed,
+    )
     summary = reduce_specs(
         [RunSpec.parse(text) for text in args.run],
         args.out,
@@ -265,7 +327,7 @@ def run(args: argparse.Namespace) -> int:
     print_leaderboard(store.read_json("leaderboard_data.json")["overall"])
     print(
         f"reduced {summary['sources']} sources of {summary['systems']} systems -> {store.uri} "
-        f"({summary['seconds']} s)"
+        f"({summary['seconds']} s, {summary['executor']} executor)"
     )
     return 0
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from crawler.errors import InputError
+from crawler.errors import InputError, validate_model
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
@@ -228,12 +228,7 @@ class JudgeConfig(_Strict):
             for part in parents:
                 node = node.setdefault(part, {})
             node[leaf] = value
-        try:
-            return cls.model_validate(merged)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise InputError(source, first["msg"], field=field) from exc
+        return validate_model(cls, merged, source)
 
 
 def _deep_copy(data: dict[str, Any]) -> dict[str, Any]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from crawler.errors import InputError
+from crawler.errors import InputError, validate_model
 from jobs.analysis.run_summary import Prices
 
 
@@ -54,9 +54,4 @@ class ReportConfig(BaseModel):
             raise InputError(path, "expected a mapping of report settings")
         # A report settings file, or an audit config whose `report:` section holds them.
         section = data if set(data) <= set(cls.model_fields) else (data.get("report") or {})
-        try:
-            return cls.model_validate(section)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(part) for part in first["loc"])
-            raise InputError(path, first["msg"], field=field) from None
+        return validate_model(cls, section, path)

@@ -1,8 +1,9 @@
 """Streaming group aggregation of per-source metrics into leaderboard rows.
 
 Each batch of source metrics is reduced with Arrow's ``group_by`` to partial sums and non-null
-counts per group; partials are combined in a dictionary whose size is the number of groups
-(systems x query types x queries), not the number of sources. Means are then sum / count over the
+counts per group where the batch is (in a Ray worker); the driver combines the partials in a
+dictionary whose size is the number of groups (systems x query types x queries), not the number of
+sources. Means are then sum / count over the
 non-missing values, as the official ``mean()`` does.
 """
 
@@ -47,10 +48,11 @@ class GroupAccumulator:
         self.keys = keys
         self.groups: dict[tuple[Any, ...], GroupState] = {}
 
-    def update(self, table: pa.Table, seq: pa.Array) -> None:
-        """Fold one batch in; ``seq`` gives each row's position in the input (for stable ordering)."""
-        if table.num_rows == 0:
-            return
+    def partial(self, table: pa.Table, seq: pa.Array) -> pa.Table:
+        """One batch reduced to per-group partial sums (run where the batch is, e.g. a Ray worker).
+
+        ``seq`` gives each row's position in the batch; :meth:`merge` shifts it to the input.
+        """
         work = table.select([*dict.fromkeys((*self.keys, "query_id", "score_complete", *MEAN_COLUMNS))])
         work = work.append_column("_seq", seq).append_column(
             "_complete", pc.cast(pc.fill_null(work["score_complete"], False), pa.int64())
@@ -58,13 +60,17 @@ class GroupAccumulator:
         aggregations = [("_seq", "min"), ("_seq", "count"), ("_complete", "sum"), ("query_id", "distinct")]
         for name in MEAN_COLUMNS:
             aggregations += [(name, "sum"), (name, "count")]
-        partial = work.group_by(list(self.keys), use_threads=False).aggregate(aggregations)
+        return work.group_by(list(self.keys), use_threads=False).aggregate(aggregations)
+
+    def merge(self, partial: pa.Table, offset: int) -> None:
+        """Fold a :meth:`partial` in; ``offset`` is the position of the batch's first row in the input."""
         for row in partial.to_pylist():
             key = tuple(row[k] for k in self.keys)
+            first_seq = offset + row["_seq_min"]
             state = self.groups.get(key)
             if state is None:
-                state = self.groups[key] = GroupState(first_seq=row["_seq_min"])
-            state.first_seq = min(state.first_seq, row["_seq_min"])
+                state = self.groups[key] = GroupState(first_seq=first_seq)
+            state.first_seq = min(state.first_seq, first_seq)
             state.num_sources += row["_seq_count"]
             state.num_complete += row["_complete_sum"] or 0
             state.query_ids.update(row["query_id_distinct"])
@@ -101,10 +107,16 @@ class LeaderboardAccumulator:
     def __init__(self) -> None:
         self.by = {name: GroupAccumulator(keys) for name, keys in GROUPINGS.items()}
 
-    def update(self, table: pa.Table, seq: pa.Array) -> None:
-        """Fold one batch into every grouping; ``seq`` is each row's position in the input."""
-        for accumulator in self.by.values():
-            accumulator.update(table, seq)
+    def partials(self, table: pa.Table, keep: pa.Array) -> dict[str, pa.Table]:
+        """Every grouping's partial sums over the ``keep`` rows of one batch (numbered from 0)."""
+        seq = pa.array(range(table.num_rows), pa.int64()).filter(keep)
+        kept = table.filter(keep)
+        return {name: accumulator.partial(kept, seq) for name, accumulator in self.by.items()}
+
+    def merge(self, partials: dict[str, pa.Table], offset: int) -> None:
+        """Fold one batch's :meth:`partials` in; ``offset`` is the position of its first row."""
+        for name, accumulator in self.by.items():
+            accumulator.merge(partials[name], offset)
 
     def results(self) -> dict[str, list[dict[str, Any]]]:
         return {

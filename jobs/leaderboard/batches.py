@@ -1,0 +1,67 @@
+"""Per-batch work of the reduce, run where the batch is (a Ray worker, or a local thread).
+
+A batch of score rows becomes one *summary* row: its source metrics (Arrow IPC, for the Parquet
+twin), their CSV text, and every grouping's partial sums. The driver then only appends bytes and
+merges partials whose size is the number of groups in the batch, never re-reading source rows.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from jobs.inputs import official_score
+from jobs.leaderboard.aggregate import GROUPINGS, LeaderboardAccumulator
+from jobs.leaderboard.metrics import SOURCE_METRICS_SCHEMA, add_source_metrics, included_mask
+from jobs.leaderboard.writers import csv_rows
+from jobs.schemas import SOURCE_SCORES_SCHEMA
+
+#: Summary columns holding a grouping's partial sums as Arrow IPC.
+PARTIAL_COLUMNS = {name: f"partial_{name}" for name in GROUPINGS}
+
+
+def conform_scores(batch: pa.Table, name: str | None, query_types: dict[str, str]) -> pa.Table:
+    """Cast one batch to SOURCE_SCORES_SCHEMA: rename the system, fill query types, coerce scores."""
+    columns = {}
+    for field in SOURCE_SCORES_SCHEMA:
+        column = batch.column(field.name) if field.name in batch.column_names else None
+        if field.name == "model_name" and name is not None:
+            column = pa.array([name] * batch.num_rows, pa.string())
+        elif column is None:
+            column = pa.nulls(batch.num_rows, field.type)
+        elif field.type == pa.float64() and not pa.types.is_floating(column.type):
+            column = pa.array([official_score(v) for v in column.to_pylist()], pa.float64())
+        columns[field.name] = column.cast(field.type)
+    if query_types:
+        ids, types = columns["query_id"].to_pylist(), columns["query_type"].to_pylist()
+        filled = [
+            t if t not in (None, "", "Unknown") else query_types.get(q, "Unknown")
+            for q, t in zip(ids, types, strict=True)
+        ]
+        columns["query_type"] = pa.array(filled, pa.string())
+    return pa.table(columns, schema=SOURCE_SCORES_SCHEMA)
+
+
+def to_ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def from_ipc(cell: pa.Scalar) -> pa.Table:
+    """A table back from a summary's IPC cell, without copying its buffer."""
+    return pa.ipc.open_stream(cell.as_buffer()).read_all()
+
+
+def summarize_batch(batch: pa.Table, name: str | None, query_types: dict[str, str], policy: str) -> pa.Table:
+    """One batch of score rows -> one summary row (see the module docstring)."""
+    metrics = add_source_metrics(conform_scores(batch, name, query_types)).cast(SOURCE_METRICS_SCHEMA)
+    partials = LeaderboardAccumulator().partials(metrics, included_mask(metrics, policy))
+    columns = {
+        "num_rows": pa.array([metrics.num_rows], pa.int64()),
+        "metrics_ipc": pa.array([to_ipc(metrics)], pa.large_binary()),
+        "csv": pa.array([csv_rows(metrics)], pa.large_binary()),
+    }
+    for grouping, column in PARTIAL_COLUMNS.items():
+        columns[column] = pa.array([to_ipc(partials[grouping])], pa.large_binary())
+    return pa.table(columns)
