@@ -5,8 +5,8 @@ Libraries combined (speeds measured on this machine, see DESIGN.md and docs/craw
 - visible text (boilerplate included, the judge needs navigation/ad/CTA cues): resiliparse;
 - main text: trafilatura (``fast=True``; token F1 0.99 median on AEB against 0.95 for resiliparse),
   falling back to resiliparse's main-content heuristic when trafilatura finds nothing;
-- publication/modification dates: JSON-LD and ``<meta>`` first (the publisher's own statement),
-  htmldate's original-date heuristics for pages without them;
+- publication date: JSON-LD when stated in local time, otherwise htmldate's original-date search
+  (then JSON-LD/``<meta>``); modification date: JSON-LD and ``<meta>``;
 - authors: JSON-LD, then author ``<meta>`` tags, then byline/``itemprop=author`` markup;
 - title, site name, schema.org types/organization/person and layout signals: one selectolax tree;
 - language: py3langid on the main text (``<html lang>`` for very short pages);
@@ -33,6 +33,8 @@ from crawler.domains import domain_category, registered_domain
 from crawler.metadata import (
     StructuredData,
     authors_from,
+    in_utc,
+    json_ld_published,
     normalise_date,
     read_structured_data,
     site_name,
@@ -99,15 +101,20 @@ def main_text(dom: HTMLTree, url: str) -> str:
 
 
 def publication_dates(html: str, url: str, data: StructuredData) -> tuple[str | None, str | None]:
-    """(published, modified): structured data first, htmldate's original-date search for the rest.
+    """(published, modified). The publisher's JSON-LD publication date decides when it is stated in
+    local time (an offset other than UTC, or none); otherwise htmldate's original-date search does
+    (it prefers what the page shows and its URL, i.e. the local day), then the structured dates.
 
-    Measured on the htmldate pages (exact original date): htmldate alone 0.883, this order 0.898.
+    Measured on the htmldate pages (exact original date; 128 shared / 824 held-out pages of the same
+    set): htmldate alone 0.883 / 0.903, structured data first 0.898 / 0.888, this rule 0.906 / 0.904.
+    A UTC timestamp is not trusted because its day is the next one for evening articles west of
+    Greenwich (and for morning ones east of it).
     """
     published, modified = structured_dates(data)
-    if not published:
-        published = normalise_date(
-            htmldate.find_date(html, url=url, original_date=True, extensive_search=True)
-        )
+    stated = json_ld_published(data)
+    if stated is None or in_utc(stated):
+        found = htmldate.find_date(html, url=url, original_date=True, extensive_search=True)
+        published = normalise_date(found) or published
     return published, modified
 
 

@@ -85,6 +85,7 @@ _TEXT_BYLINE = re.compile(
 )
 _NAME_SPLIT = re.compile(r"\s*(?:,|;|\||&|\band\b|\bund\b|\bet\b|\by\b|\be\b)\s*", re.I)
 _ISO_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_UTC_STAMP = re.compile(r"(?:\dZ|[+-]00:?00|\b(?:GMT|UTC))\s*$", re.I)
 _JUNK_AUTHOR = re.compile(
     r"https?://|www\.|@|\d{4}|^\W*$|^(?:no author|unknown|anonymous|none|null|posted|published|updated|"
     r"alle artikel|all (?:articles|posts)|more|mehr|share|teilen|comments?|kommentare?|antworten|reply)\b|"
@@ -261,11 +262,26 @@ def normalise_date(value: Any, now: datetime | None = None) -> str | None:
     return parsed.strftime("%Y-%m-%d")
 
 
+def json_ld_published(data: StructuredData) -> str | None:
+    """The raw ``datePublished`` (or ``dateCreated``) of the first content node that has a valid one."""
+    for node in _article_nodes(data):
+        value = node.get("datePublished") or node.get("dateCreated")
+        if normalise_date(value):
+            return str(value)
+    return None
+
+
+def in_utc(timestamp: str) -> bool:
+    """Whether a timestamp is stated in UTC (``Z``, ``+00:00``, ``GMT``): its calendar day is then the
+    publisher's local day only for sites near Greenwich (a US evening article is dated the next day)."""
+    return bool(_UTC_STAMP.search(timestamp))
+
+
 def structured_dates(data: StructuredData) -> tuple[str | None, str | None]:
     """(published, modified) as stated by JSON-LD, then by meta tags."""
-    published = modified = None
+    published = normalise_date(json_ld_published(data))
+    modified = None
     for node in _article_nodes(data):
-        published = published or normalise_date(node.get("datePublished") or node.get("dateCreated"))
         modified = modified or normalise_date(node.get("dateModified"))
     published = published or normalise_date(data.first_meta(PUBLISHED_META))
     modified = modified or normalise_date(data.first_meta(MODIFIED_META))

@@ -54,8 +54,8 @@ def test_main_text_f1_on_aeb(shared_data):
 def test_publication_date_on_htmldate_pages(shared_data):
     pairs = _extracted(shared_data / "pages/htmldate")
     hits = sum(record["published_date"] == item["date"] for item, record in pairs)
-    # Goal 0.90; htmldate alone reaches 0.883 on these pages, JSON-LD/meta first then htmldate 0.898.
-    assert hits / len(pairs) >= 0.89
+    # Goal 0.90. htmldate alone 0.883 here (0.903 on 824 held-out pages of the set), ours 0.906 (0.904).
+    assert hits / len(pairs) >= 0.90
 
 
 def _norm(name):
