@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -21,33 +22,41 @@ _AD_TOKENS = frozenset(
     "ad ads adv advert advertisement advertising adslot adunit adsbygoogle dfp gpt "
     "sponsor sponsored taboola outbrain mgid revcontent".split()
 )
-_TOKEN_SPLIT = re.compile(r"[\s_-]+")
-# The patterns below are lower-case and run on lower-cased text (faster than re.IGNORECASE).
+#: One of those tokens inside a lower-cased class/id line; the token's start is checked by
+#: ``_starts(..., _token_start)`` (a leading look-behind would make every position a try).
+_AD_TOKEN = re.compile("(?:" + "|".join(sorted(_AD_TOKENS, key=lambda t: (-len(t), t))) + r")(?![^\s_-])")
+# The patterns below are lower-case and run on lower-cased text (faster than re.IGNORECASE). Those
+# that must start a word are written without their leading \b: ``_starts`` checks the boundary,
+# which lets the regex engine skip to the alternatives' first letters instead of trying every position.
 _AD_SRC = re.compile(
     r"doubleclick\.net|googlesyndication|adservice|amazon-adsystem|taboola|outbrain|adnxs|criteo"
 )
 _CTA_TEXT = re.compile(
-    r"\b(buy now|buy it now|shop now|check (?:the )?price|see (?:the )?price|view (?:the )?deal|"
+    r"(buy now|buy it now|shop now|check (?:the )?price|see (?:the )?price|view (?:the )?deal|"
     r"get (?:the |this )?deal|"
     r"see deal|add to (?:cart|basket)|order now|get it now|jetzt kaufen|zum angebot|acheter|comprar)\b",
 )
+_AFFILIATE_PARAMS = "affid|aff_id|affiliate|aff|ref_id|clickref"
+# Every alternative starts with a literal character (no "[?&]"), so the engine can skip ahead.
 _AFFILIATE_HREF = re.compile(
-    r"amzn\.to/|amazon\.[a-z.]+/.*[?&]tag=|[?&](?:affid|aff_id|affiliate|aff|ref_id|clickref)=|/go/|/out/|/recommends/|"
+    rf"amzn\.to/|amazon\.[a-z.]+/.*[?&]tag=|\?(?:{_AFFILIATE_PARAMS})=|&(?:{_AFFILIATE_PARAMS})=|/go/|/out/|"
+    r"/recommends/|"
     r"skimlinks|awin1\.com|shareasale|rstyle\.me|shopstyle|click\.linksynergy|anrdoezrs|tkqlhce|dpbolvw|jdoqocy|"
     r"prf\.hn|avantlink|go\.redirectingat|impact\.com|sjv\.io",
 )
-_CTA_OR_AFFILIATE = re.compile(f"{_CTA_TEXT.pattern}|{_AFFILIATE_HREF.pattern}")
 _OVERLAY_CLASS = re.compile(
     r"modal|overlay|popup|pop-up|lightbox|newsletter-signup|subscribe-modal|interstitial|paywall|cookie-?(?:banner|wall|consent)"
     r"|gdpr|consent-banner|exit-intent",
 )
 _ABOUT = re.compile(
-    r"\b(about(?:[\s-]us)?|who we are|our (?:team|mission|story)|über uns|impressum|a propos|"
+    r"(about(?:[\s-]us)?|who we are|our (?:team|mission|story)|über uns|impressum|a propos|"
     r"quiénes somos)\b",
 )
-_CONTACT = re.compile(r"\b(contact(?:[\s-]us)?|kontakt|contacto|contattaci|get in touch)\b")
-_PRIVACY = re.compile(r"\b(privacy|datenschutz|confidentialit|privacidad|cookie policy)\b")
+_CONTACT = re.compile(r"(contact(?:[\s-]us)?|kontakt|contacto|contattaci|get in touch)\b")
+_PRIVACY = re.compile(r"(privacy|datenschutz|confidentialit|privacidad|cookie policy)\b")
 _PHONE = re.compile(r"(?:\+\d{1,3}[\s.-]?)?\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
+#: What every _PHONE match contains, starting with a digit class: a fast scan rules most pages out.
+_PHONE_CORE = re.compile(r"\d\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
 _ADDRESS = re.compile(
     r"\b\d{1,5}\s+(?:[A-Z][a-z]+\s){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Suite)\b"
     r"|\b[A-Z][a-zäöüß]+(?:straße|strasse|weg|platz|allee)\s+\d{1,4}\b|\bP\.?O\.? Box \d+",
@@ -55,14 +64,59 @@ _ADDRESS = re.compile(
 _WORD = re.compile(r"\w+")
 
 
-def _lines_matching(pattern: re.Pattern[str], lines: list[str]) -> int:
-    """How many of ``lines`` contain a match of a lower-case ``pattern``: one scan over the joined,
-    lower-cased lines (much faster than a case-insensitive search per line)."""
-    if not lines:
-        return 0
-    joined = "\n".join(lines).lower()
-    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-    return len({bisect.bisect_right(starts, m.start()) for m in pattern.finditer(joined)})
+def _word_start(text: str, at: int) -> bool:
+    """Whether a match at ``at`` starts a word (what a leading ``\\b`` checks: no word character before)."""
+    return at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")
+
+
+def _token_start(text: str, at: int) -> bool:
+    """Whether a match at ``at`` starts a class/id token (whitespace, "_" or "-" before, or nothing)."""
+    return at == 0 or text[at - 1].isspace() or text[at - 1] in "_-"
+
+
+Start = Callable[[str, int], bool]
+
+
+def _starts(pattern: re.Pattern[str], text: str, start_ok: Start | None = None) -> Iterator[int]:
+    """Offsets of the matches ``finditer`` would give if the start condition were part of the pattern."""
+    if start_ok is None:
+        yield from (match.start() for match in pattern.finditer(text))
+        return
+    position = 0
+    while match := pattern.search(text, position):
+        if start_ok(text, match.start()):
+            yield match.start()
+            position = match.end()
+        else:
+            position = match.start() + 1
+
+
+def _has_address(text: str) -> bool:
+    """A phone number or a postal address in the text."""
+    return bool((_PHONE_CORE.search(text) and _PHONE.search(text)) or _ADDRESS.search(text))
+
+
+class _Lines:
+    """Lines joined and lower-cased once, so that one scan per pattern finds the lines it matches (much
+    faster than a case-insensitive search per line)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        joined = "\n".join(lines)
+        self.text = joined.lower()
+        if len(self.text) != len(joined):  # a character whose lower case is longer ("İ")
+            lines = [line.lower() for line in lines]
+            self.text = "\n".join(lines)
+        self.line_starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+
+    def matching(self, pattern: re.Pattern[str], start_ok: Start | None = None) -> set[int]:
+        """Indexes of the lines that contain a match of a lower-case ``pattern``."""
+        return {bisect.bisect_right(self.line_starts, at) - 1 for at in _starts(pattern, self.text, start_ok)}
+
+    def count(self, pattern: re.Pattern[str], start_ok: Start | None = None) -> int:
+        return len(self.matching(pattern, start_ok))
+
+    def any(self, pattern: re.Pattern[str], start_ok: Start | None = None) -> bool:
+        return next(_starts(pattern, self.text, start_ok), None) is not None
 
 
 def page_signals(
@@ -78,27 +132,30 @@ def page_signals(
     sources = [node.attributes.get("src") or "" for node in iframes]
     sources += [node.attributes.get("src") or "" for node in tree.css("script[src]")]
     links = [(link.text(deep=True).strip(), link.attributes.get("href") or "") for link in tree.css("a")]
-    link_lines = [f"{text} {href}".replace("\n", " ") for text, href in links]
-    buttons = [node.text(deep=True).replace("\n", " ") for node in tree.css("button")]
+    link_lines = _Lines([f"{text} {href}".replace("\n", " ") for text, href in links])
+    buttons = _Lines([node.text(deep=True).replace("\n", " ") for node in tree.css("button")])
+    class_lines = _Lines(attributes)
     visible = sum(len(line) for line in blocks)
     return {
         "ad_label_count": sum(1 for line in blocks if len(line) < 40 and _AD_LABEL.match(line))
-        + sum(1 for attr in attributes if not _AD_TOKENS.isdisjoint(_TOKEN_SPLIT.split(attr.lower())))
-        + _lines_matching(_AD_SRC, sources),
-        "affiliate_cta_count": _lines_matching(_CTA_OR_AFFILIATE, link_lines)
-        + _lines_matching(_CTA_TEXT, buttons),
+        + class_lines.count(_AD_TOKEN, _token_start)
+        + _Lines(sources).count(_AD_SRC),
+        "affiliate_cta_count": len(
+            link_lines.matching(_CTA_TEXT, _word_start) | link_lines.matching(_AFFILIATE_HREF)
+        )
+        + buttons.count(_CTA_TEXT, _word_start),
         "link_density": round(min(1.0, sum(len(t) for t, _ in links) / visible), 4) if visible else 0.0,
         "text_fragmentation": round(sum(1 for b in blocks if len(b.strip()) < 40) / len(blocks), 4)
         if blocks
         else 0.0,
-        "popup_overlay_count": _lines_matching(_OVERLAY_CLASS, attributes) + len(tree.css("dialog")),
+        "popup_overlay_count": class_lines.count(_OVERLAY_CLASS) + len(tree.css("dialog")),
         "iframe_count": len(iframes),
         "script_count": len(tree.css("script")),
-        "has_about_link": _lines_matching(_ABOUT, link_lines) > 0,
-        "has_contact_link": _lines_matching(_CONTACT, link_lines) > 0
+        "has_about_link": link_lines.any(_ABOUT, _word_start),
+        "has_contact_link": link_lines.any(_CONTACT, _word_start)
         or any(h.startswith("mailto:") for _, h in links),
-        "has_address": bool(_PHONE.search(text_full) or _ADDRESS.search(text_full)),
-        "has_privacy_link": _lines_matching(_PRIVACY, link_lines) > 0,
+        "has_address": _has_address(text_full),
+        "has_privacy_link": link_lines.any(_PRIVACY, _word_start),
         "schema_org_types": data.types,
         "schema_org_organization": schema_organization(data),
         "schema_org_person": schema_person(data),
@@ -111,7 +168,7 @@ def text_signals(text: str) -> dict[str, Any]:
     blocks = [line for line in text.splitlines() if line.strip()]
     return {
         "ad_label_count": sum(1 for line in blocks if _AD_LABEL.match(line)),
-        "affiliate_cta_count": len(_CTA_TEXT.findall(text.lower())),
+        "affiliate_cta_count": sum(1 for _ in _starts(_CTA_TEXT, text.lower(), _word_start)),
         "link_density": 0.0,
         "text_fragmentation": round(sum(1 for b in blocks if len(b.strip()) < 40) / len(blocks), 4)
         if blocks
@@ -121,7 +178,7 @@ def text_signals(text: str) -> dict[str, Any]:
         "script_count": 0,
         "has_about_link": False,
         "has_contact_link": False,
-        "has_address": bool(_PHONE.search(text) or _ADDRESS.search(text)),
+        "has_address": _has_address(text),
         "has_privacy_link": False,
         "schema_org_types": [],
         "schema_org_organization": None,
