@@ -15,6 +15,7 @@ Libraries combined (speeds measured on this machine, see DESIGN.md and docs/craw
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import io
 import logging
@@ -27,6 +28,7 @@ import trafilatura
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
 from selectolax.lexbor import LexborHTMLParser
+from trafilatura.settings import Extractor
 
 from crawler.decoding import classify, decode_body, mime_type
 from crawler.domains import domain_category, registered_domain
@@ -50,6 +52,8 @@ logging.getLogger("pypdf").setLevel(logging.ERROR)
 #: Characters of main text given to the language identifier (longer adds time, not accuracy).
 LANGID_CHARS = 1500
 _LANG_ATTR = re.compile(r"^[a-zA-Z]{2,3}\b")
+#: trafilatura's options, built once: its constructor reads the settings file (0.1 ms, 1 % of a page).
+_TRAFILATURA_OPTIONS = Extractor(fast=True, comments=False, tables=True)
 
 
 def detect_language(text: str, declared: str | None = None) -> str | None:
@@ -90,13 +94,10 @@ def main_text(dom: HTMLTree, url: str) -> str:
     )
     if not reduced:
         return ""
-    text = trafilatura.extract(
-        f"<html><body>{reduced}</body></html>",
-        url=url,
-        fast=True,
-        include_comments=False,
-        include_tables=True,
-    )
+    options = copy.copy(_TRAFILATURA_OPTIONS)
+    options.url = url
+    options.source = url.encode("utf-8", "replace").decode("utf-8")  # as Extractor(url=url) sets it
+    text = trafilatura.extract(f"<html><body>{reduced}</body></html>", options=options)
     return text or extract_plain_text(dom, main_content=True, alt_texts=False, list_bullets=False) or ""
 
 

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from crawler.metadata import StructuredData, schema_organization, schema_person
 
@@ -125,15 +125,17 @@ def page_signals(
     """Counts and flags for SIGNALS_TYPE, from the parsed page and its extracted texts."""
     blocks = [line for line in text_full.splitlines() if line.strip()]
     attributes = [
-        f"{node.attributes.get('class') or ''} {node.attributes.get('id') or ''}".replace("\n", " ")
-        for node in tree.css("[class], [id]:not([class])")
+        f"{attrs.get('class') or ''} {attrs.get('id') or ''}".replace("\n", " ")
+        for attrs in (node.attributes for node in tree.css("[class], [id]:not([class])"))
     ]
-    iframes = tree.css("iframe")
-    sources = [node.attributes.get("src") or "" for node in iframes]
-    sources += [node.attributes.get("src") or "" for node in tree.css("script[src]")]
+    elements: dict[str, list[LexborNode]] = {"iframe": [], "script": [], "button": [], "dialog": []}
+    for node in tree.css("iframe, script, button, dialog"):  # one walk of the tree instead of four
+        elements[node.tag].append(node)
+    iframes, scripts = elements["iframe"], elements["script"]
+    sources = [node.attributes.get("src") or "" for node in iframes + scripts]  # no src: "" matches nothing
     links = [(link.text(deep=True).strip(), link.attributes.get("href") or "") for link in tree.css("a")]
     link_lines = _Lines([f"{text} {href}".replace("\n", " ") for text, href in links])
-    buttons = _Lines([node.text(deep=True).replace("\n", " ") for node in tree.css("button")])
+    buttons = _Lines([node.text(deep=True).replace("\n", " ") for node in elements["button"]])
     class_lines = _Lines(attributes)
     visible = sum(len(line) for line in blocks)
     return {
@@ -148,9 +150,9 @@ def page_signals(
         "text_fragmentation": round(sum(1 for b in blocks if len(b.strip()) < 40) / len(blocks), 4)
         if blocks
         else 0.0,
-        "popup_overlay_count": class_lines.count(_OVERLAY_CLASS) + len(tree.css("dialog")),
+        "popup_overlay_count": class_lines.count(_OVERLAY_CLASS) + len(elements["dialog"]),
         "iframe_count": len(iframes),
-        "script_count": len(tree.css("script")),
+        "script_count": len(scripts),
         "has_about_link": link_lines.any(_ABOUT, _word_start),
         "has_contact_link": link_lines.any(_CONTACT, _word_start)
         or any(h.startswith("mailto:") for _, h in links),
