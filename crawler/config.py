@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from crawler.errors import InputError, validate_model
 from crawler.netguard import AddressPolicy
@@ -92,6 +92,21 @@ class RenderConfig(_Model):
     )
     timeout_s: float = Field(20.0, gt=0, description="Navigation timeout of a render.")
     settle_ms: int = Field(500, ge=0, description="Extra wait after the load event for late scripts.")
+    deadline_s: float = Field(
+        40.0,
+        gt=0,
+        description="Wall-clock limit of one render once its page exists (navigation, settle wait, "
+        "snapshot); past it the page is closed and the static fetch kept, with a note in `error`.",
+    )
+
+    @model_validator(mode="after")
+    def _deadline_covers_navigation(self) -> RenderConfig:
+        if self.deadline_s <= self.timeout_s + self.settle_ms / 1000:
+            raise ValueError(
+                f"deadline_s ({self.deadline_s:g}) must exceed timeout_s + settle_ms "
+                f"({self.timeout_s + self.settle_ms / 1000:g} s)"
+            )
+        return self
 
 
 class NetworkPolicy(_Model):
@@ -153,6 +168,13 @@ class CrawlConfig(_Model):
     ray_num_cpus: float = Field(1.0, gt=0, description="Ray CPUs each crawl task requests.")
     shard_timeout_s: float = Field(
         3600.0, gt=0, description="Wall-clock limit of one shard subprocess; missing URLs then end as error."
+    )
+    stall_timeout_s: float = Field(
+        300.0,
+        gt=0,
+        description="Seconds without any URL finishing after which a shard is stopped: requested URLs "
+        "end as timeout, the others as error. Keep it above the slowest single URL (robots.txt, retries "
+        "x timeout, Retry-After, render deadline).",
     )
 
     @classmethod

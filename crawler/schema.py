@@ -51,7 +51,7 @@ PAGE_SCHEMA = pa.schema(
         pa.field("final_url", pa.string()),
         pa.field("redirect_chain", pa.list_(pa.string())),
         pa.field("status", pa.string(), nullable=False),  # one of PAGE_STATUSES
-        pa.field("error", pa.string()),  # human-readable reason when status != ok
+        pa.field("error", pa.string()),  # why status != ok; on an ok page, a note (a failed render)
         pa.field("http_status", pa.int32()),
         pa.field("fetched_at", pa.timestamp("us", tz="UTC")),
         pa.field("content_type", pa.string()),

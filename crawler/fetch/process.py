@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import logging
 import os
 import resource
 import signal
@@ -50,19 +51,31 @@ def main(spec_path: str) -> int:
     )
     guard = SubresourceGuard(config.network.address_policy())
     started = time.monotonic()
+
+    def write_report(stalled: str | None = None) -> None:
+        report = {
+            "fetched": len(sink.done),
+            "parts": sink.parts,
+            "wall_s": round(time.monotonic() - started, 3),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "render_blocked_requests": guard.blocked[:100],
+            "render_blocked_count": len(guard.blocked),
+            "stalled": stalled,
+        }
+        with open(spec["report_path"], "w") as handle:
+            json.dump(report, handle)
+
+    def exit_stalled(reason: str) -> None:
+        # Every record is committed; a wedged engine would never finish closing, so leave now
+        # (the Playwright driver and its browser end with their closed pipe).
+        write_report(stalled=reason)
+        logging.shutdown()
+        os._exit(0)
+
     process = CrawlerProcess(scrapy_settings(config, guard))
-    process.crawl(PageSpider, entries=list(shard.entries), config=config, sink=sink)
+    process.crawl(PageSpider, entries=list(shard.entries), config=config, sink=sink, on_stall=exit_stalled)
     process.start()
-    report = {
-        "fetched": len(sink.done),
-        "parts": sink.parts,
-        "wall_s": round(time.monotonic() - started, 3),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "render_blocked_requests": guard.blocked[:100],
-        "render_blocked_count": len(guard.blocked),
-    }
-    with open(spec["report_path"], "w") as handle:
-        json.dump(report, handle)
+    write_report()
     return 0 if len(sink.done) >= len(shard.entries) else 3  # 3: the crawl did not run to its end
 
 

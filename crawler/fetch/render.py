@@ -1,4 +1,4 @@
-"""JavaScript rendering through scrapy-playwright: the subresource guard and context recycling.
+"""JavaScript rendering through scrapy-playwright: subresource guard, render deadline, context recycling.
 
 Chromium fetches subresources (scripts, XHR, images, iframes) itself, outside Scrapy's middlewares.
 Every one of them passes Playwright route interception, where ``SubresourceGuard`` resolves the
@@ -11,14 +11,20 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from contextlib import suppress
 from typing import Any
 from urllib.parse import urlsplit
 
+from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+
 from crawler.config import RenderConfig
+from crawler.fetch.middlewares import crawl_config
 from crawler.netguard import AddressPolicy, BlockedAddress, is_ip_literal
 
 #: Schemes Chromium resolves without the network.
 LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
+#: Seconds a browser context gets to close before it is left to the browser's shutdown.
+CLOSE_TIMEOUT_S = 10.0
 
 
 class SubresourceGuard:
@@ -61,11 +67,18 @@ class SubresourceGuard:
         return self._verdicts[host]
 
 
+class RenderTimeout(Exception):
+    """A render that did not finish (navigation, settle wait and snapshot) within its deadline."""
+
+
 class ContextRotation:
     """Names browser contexts so that each serves ``pages_per_context`` renders, then is closed.
 
     Closing a used-up context frees its memory (caches, service workers, DOM storage), so memory
-    stays bounded on long crawls; ``max_contexts`` caps how many are open at once.
+    stays bounded on long crawls; ``max_contexts`` caps how many are open at once. Every render
+    counts when it ends, however it ends (also when it failed before a page existed): a context
+    left open because one of its renders was never counted would hold a ``max_contexts`` slot for
+    ever and stall every later render.
     """
 
     def __init__(self, render: RenderConfig):
@@ -78,13 +91,44 @@ class ContextRotation:
         self.issued += 1
         return name
 
-    async def release(self, page: Any, context_name: str) -> None:
-        """Close a rendered page, and its context when all of the context's renders are done."""
+    def used_up(self, context_name: str) -> bool:
+        """Count one ended render of ``context_name``; True when that was the context's last one."""
         self.finished[context_name] += 1
+        if self.finished[context_name] < self.pages_per_context:
+            return False
+        del self.finished[context_name]
+        return True
+
+
+class DeadlinePlaywrightHandler(ScrapyPlaywrightDownloadHandler):
+    """scrapy-playwright's download handler with a deadline per render and context rotation.
+
+    scrapy-playwright bounds navigation, but not the rest of a render: a page whose scripts keep
+    the renderer busy after the load event never answers the snapshot (``page.content()``), and
+    its request would never end. Here each render, once its page exists, gets ``deadline_s``; past
+    it the render fails with RenderTimeout and scrapy-playwright closes the page. The handler also
+    names each render's context (ContextRotation) and closes a context when its last render ended.
+    """
+
+    def __init__(self, crawler: Any) -> None:
+        super().__init__(crawler)
+        render = crawl_config(crawler).render
+        self.deadline_s = render.deadline_s
+        self.rotation = ContextRotation(render)
+
+    async def _download_request(self, request: Any, spider: Any = None) -> Any:
+        name = request.meta["playwright_context"] = self.rotation.next_context()
         try:
-            await page.close()
-            if self.finished[context_name] >= self.pages_per_context:
-                await page.context.close()
-                del self.finished[context_name]
-        except Exception:  # the browser may already have closed it (crash, disconnect)
-            pass
+            return await super()._download_request(request, spider)
+        finally:
+            if self.rotation.used_up(name) and name in self.context_wrappers:
+                with suppress(Exception):  # already closed (browser crash, disconnect)
+                    await asyncio.wait_for(self.context_wrappers[name].context.close(), CLOSE_TIMEOUT_S)
+
+    async def _download_request_with_page(self, request: Any, page: Any, spider: Any) -> Any:
+        try:
+            return await asyncio.wait_for(
+                super()._download_request_with_page(request, page, spider), self.deadline_s
+            )
+        except TimeoutError:
+            raise RenderTimeout(f"render did not finish within {self.deadline_s:g} s") from None

@@ -66,7 +66,7 @@ def scrapy_settings(config: CrawlConfig, guard: SubresourceGuard | None = None) 
         settings["AUTOTHROTTLE_ENABLED"] = False
         settings["DOWNLOAD_DELAY"] = 0
     elif render.policy != "never":
-        handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+        handler = "crawler.fetch.render.DeadlinePlaywrightHandler"
         settings.update(
             DOWNLOAD_HANDLERS={"http": handler, "https": handler},
             PLAYWRIGHT_BROWSER_TYPE="chromium",

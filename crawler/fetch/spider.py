@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
@@ -19,8 +19,8 @@ from crawler.config import CrawlConfig
 from crawler.decoding import classify
 from crawler.extract import extract_page
 from crawler.fetch.failures import failure_status
-from crawler.fetch.render import ContextRotation
 from crawler.fetch.sink import PartSink
+from crawler.fetch.watchdog import StallWatchdog
 from crawler.records import page_record
 from crawler.shards import ShardEntry
 
@@ -37,14 +37,22 @@ class PageSpider(scrapy.Spider):
         entries: The shard's URLs still to fetch.
         config: The crawl configuration.
         sink: Where page records and raw responses are committed.
+        on_stall: What the shard process does once a stalled crawl's records are committed (it
+            cannot close a wedged engine, so it reports and exits); gets the reason.
     """
 
     name = "sourcebench-pages"
 
-    def __init__(self, entries: list[ShardEntry], config: CrawlConfig, sink: PartSink, **kwargs: Any):
+    def __init__(
+        self,
+        entries: list[ShardEntry],
+        config: CrawlConfig,
+        sink: PartSink,
+        on_stall: Callable[[str], None],
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
-        self.entries, self.config, self.sink = entries, config, sink
-        self.contexts = ContextRotation(config.render)
+        self.entries, self.config, self.sink, self.on_stall = entries, config, sink, on_stall
         self.render_policy = "never" if config.replay_warcs else config.render.policy
         self.pool = (  # spawn: forking a process that runs an event loop and threads is unsafe
             ProcessPoolExecutor(config.extract_workers, mp_context=multiprocessing.get_context("spawn"))
@@ -52,13 +60,17 @@ class PageSpider(scrapy.Spider):
             else None
         )
         self.statuses: Counter[str] = Counter()
+        self.requested: set[str] = set()
+        self.watchdog = StallWatchdog(lambda: len(self.sink.done), config.stall_timeout_s, self.stalled)
 
     # -- requests ----------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
+        self.watchdog.start()
         for entry in self.entries:
             if entry.invalid:
                 self.commit(entry, status="error", error=entry.invalid)
                 continue
+            self.requested.add(entry.url_key)
             yield scrapy.Request(
                 entry.url,
                 callback=self.on_page,
@@ -68,7 +80,6 @@ class PageSpider(scrapy.Spider):
             )
 
     def render_request(self, response: Response, static: dict[str, Any]) -> scrapy.Request:
-        context = self.contexts.next_context()
         return scrapy.Request(
             response.url,
             callback=self.on_render,
@@ -79,9 +90,7 @@ class PageSpider(scrapy.Spider):
                 "static": static,
                 "dont_obey_robotstxt": True,
                 "dont_retry": True,
-                "playwright": True,
-                "playwright_include_page": True,
-                "playwright_context": context,
+                "playwright": True,  # DeadlinePlaywrightHandler names the context and bounds the render
                 "playwright_context_kwargs": {"service_workers": "block", "ignore_https_errors": True},
                 "playwright_page_goto_kwargs": {"wait_until": "load"},
                 "playwright_page_methods": [PageMethod("wait_for_timeout", self.config.render.settle_ms)],
@@ -135,9 +144,6 @@ class PageSpider(scrapy.Spider):
     async def on_render(self, response: Response) -> None:
         entry: ShardEntry = response.meta["entry"]
         static = response.meta["static"]
-        page = response.meta.get("playwright_page")
-        if page is not None:
-            await self.contexts.release(page, response.meta["playwright_context"])
         self.sink.warc.write_response(response.url, 200, [], response.body, record_type="conversion")
         rendered = await self.extract(response.url, response.body, "text/html; charset=utf-8")
         static_text = len((static["content"].get("text_full") or "").strip())
@@ -146,14 +152,13 @@ class PageSpider(scrapy.Spider):
         else:
             self.commit(entry, status="ok", content=static["content"], **static["fetch"])
 
-    async def on_render_failure(self, failure: Failure) -> None:
+    def on_render_failure(self, failure: Failure) -> None:
         request = failure.request
-        page = request.meta.get("playwright_page")
-        if page is not None:
-            await self.contexts.release(page, request.meta["playwright_context"])
         static = request.meta["static"]
-        self.logger.warning("render of %s failed (%s); keeping the static page", request.url, failure.value)
-        self.commit(request.meta["entry"], status="ok", content=static["content"], **static["fetch"])
+        note = f"render failed ({failure.value}); static page kept"[:500]
+        self.logger.warning("%s: %s", request.url, note)
+        entry = request.meta["entry"]
+        self.commit(entry, status="ok", error=note, content=static["content"], **static["fetch"])
 
     def on_failure(self, failure: Failure) -> None:
         request = failure.request
@@ -166,11 +171,28 @@ class PageSpider(scrapy.Spider):
             fetched_at=datetime.now(UTC),
         )
 
+    # -- the end ------------------------------------------------------------------------------------
     def closed(self, reason: str) -> None:
         """Give every entry that got no record one (``error``), then commit the last part."""
+        self.watchdog.stop()
+        self.finish(lambda entry: ("error", f"no response before the crawl ended ({reason})"))
+
+    def stalled(self, idle_s: float) -> None:
+        """The watchdog saw no URL finish for ``idle_s``: end every open URL and hand over to ``on_stall``.
+
+        A URL already requested ends as ``timeout``, one never requested as ``error``.
+        """
+        reason = f"the shard stalled: no URL finished in {idle_s:.0f} s, so it was stopped"
+        self.logger.error("%s (%d URLs open)", reason, len(self.entries) - len(self.sink.done))
+        self.finish(lambda entry: ("timeout" if entry.url_key in self.requested else "error", reason))
+        self.on_stall(reason)
+
+    def finish(self, ending: Callable[[ShardEntry], tuple[str, str]]) -> None:
+        """Commit a record for every entry still without one (status and error from ``ending``)."""
         for entry in self.entries:
             if entry.url_key not in self.sink.done:
-                self.commit(entry, status="error", error=f"no response before the crawl ended ({reason})")
+                status, error = ending(entry)
+                self.commit(entry, status=status, error=error)
         self.sink.close()
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)

@@ -39,6 +39,12 @@ JS_ONLY = (
     ".catch(()=>{{const s=document.createElement('p');s.textContent='PROBE-BLOCKED';"
     "document.body.appendChild(s);}});</script></body></html>"
 )
+#: Loads normally, then its script keeps the renderer busy for ever: the snapshot never answers.
+JS_BUSY = (
+    "<!doctype html><html><head><title>Busy app</title></head><body>"
+    "<p>Loading the busy application, please wait a moment.</p>"
+    "<script>window.addEventListener('load',()=>setTimeout(()=>{for(;;){}},50));</script></body></html>"
+)
 JS_TEXT = (
     "Rendered by JavaScript: this paragraph only exists after the script ran in a real browser engine. " * 3
 )
@@ -281,6 +287,8 @@ class LoopbackWeb:
             return send(writer, "200 OK", ("Plain notes about migrating birds. " * 10).encode(), "text/plain")
         if path == "/thin":
             return send(writer, "200 OK", b"<html><body><p>Hi</p></body></html>")
+        if path == "/js-busy":
+            return send(writer, "200 OK", JS_BUSY.encode())
         if path == "/js-only":
             probe = f"http://{self.probe_host}:{self.port}/secret"
             return send(writer, "200 OK", JS_ONLY.format(text=JS_TEXT, probe=probe).encode())

@@ -10,7 +10,8 @@ from crawler.runner import read_pages, run_shard
 from crawler.shards import plan_shards
 from tests.crawler.conftest import loopback_config
 
-pytestmark = pytest.mark.slow
+# A hung browser must end as a failed test, not as a CI job that runs until its limit.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 A, B = "127.0.0.2", "127.0.0.3"
 
@@ -20,11 +21,19 @@ def rendered(web, tmp_path_factory):
     if not os.path.exists("/usr/bin/chromium"):
         pytest.fail("Debian chromium is missing: `make setup` installs it (apt-get install chromium)")
     run = str(tmp_path_factory.mktemp("render-run"))
-    paths = [(A, "/js-only"), (B, "/js-only"), (A, "/js-only?v=2"), (A, "/article/9"), (A, "/thin")]
+    paths = [
+        (A, "/js-only"),
+        (B, "/js-busy"),
+        (B, "/js-only"),
+        (A, "/js-only?v=2"),
+        (A, "/article/9"),
+        (A, "/thin"),
+    ]
     urls = [web.url(host, path) for host, path in paths]
-    config = loopback_config(
-        limits={"timeout_s": 15}, render={"policy": "auto", "pages_per_context": 2, "max_contexts": 1}
-    )
+    # One context at a time, two renders each: a render that never ends must not hold the context
+    # (and so every later render) for ever.
+    render = {"policy": "auto", "pages_per_context": 2, "max_contexts": 1, "timeout_s": 5, "deadline_s": 8}
+    config = loopback_config(limits={"timeout_s": 15}, render=render)
     summary = run_shard(plan_shards(urls, 50)[0], run, config)
     return {"summary": summary, "rows": {r["url"]: r for r in read_pages(run).to_pylist()}, "web": web}
 
@@ -52,3 +61,27 @@ def test_subresources_go_through_the_ssrf_guard(rendered):
     assert all("127.0.0.9" in url for url in rendered["summary"]["render_blocked_requests"])
     assert "PROBE-BLOCKED" in rows[web.url(A, "/js-only")]["text_full"]
     assert "SECRET-TOKEN" not in rows[web.url(A, "/js-only")]["text_full"]
+
+
+def test_a_render_that_never_ends_keeps_the_static_page(rendered):
+    busy = rendered["rows"][rendered["web"].url(B, "/js-busy")]
+    assert busy["status"] == "ok" and busy["rendered"] is False
+    assert "Loading the busy application" in busy["text_full"]
+    assert busy["error"] == "render failed (render did not finish within 8 s); static page kept"
+    assert rendered["summary"]["stalls"] == []
+
+
+def test_a_stalled_shard_is_stopped_with_a_record_per_url(web, tmp_path):
+    """Without a render deadline that fires in time, the watchdog ends the wedged shard."""
+    run = str(tmp_path / "stall-run")
+    urls = [web.url(A, "/article/3"), web.url(A, "/js-busy"), web.url(B, "/js-busy?v=stall")]
+    render = {"policy": "auto", "pages_per_context": 1, "max_contexts": 1, "deadline_s": 120}
+    config = loopback_config(limits={"timeout_s": 15}, render=render, stall_timeout_s=4)
+    summary = run_shard(plan_shards(urls, 50)[0], run, config)
+    rows = {r["url"]: r for r in read_pages(run).to_pylist()}
+    assert len(rows) == 3 and rows[urls[0]]["status"] == "ok"
+    stuck = [rows[url] for url in urls[1:]]  # one busy render, one waiting for a context
+    assert [row["status"] for row in stuck] == ["timeout", "timeout"]
+    assert all("the shard stalled: no URL finished in 4 s" in row["error"] for row in stuck)
+    assert summary["stalls"] and summary["attempts"] == 1 and summary["failures"] == []
+    assert run_shard(plan_shards(urls, 50)[0], run, config) == summary  # done: a rerun refetches nothing
