@@ -31,3 +31,11 @@ def test_bad_value_names_the_field(tmp_path):
         CrawlConfig.from_dict({"limits": {"timeout_s": -1}})
     with pytest.raises(InputError, match="typo"):
         CrawlConfig.from_dict({"typo": 1})
+
+
+def test_render_deadline_must_cover_navigation():
+    with pytest.raises(
+        InputError, match=r"render.*deadline_s \(20\) must exceed timeout_s \+ settle_ms \(20.5 s\)"
+    ):
+        CrawlConfig.from_dict({"render": {"deadline_s": 20}})
+    assert CrawlConfig.from_dict({"render": {"timeout_s": 5, "deadline_s": 8}}).render.deadline_s == 8
