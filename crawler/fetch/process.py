@@ -51,8 +51,11 @@ def main(spec_path: str) -> int:
     )
     guard = SubresourceGuard(config.network.address_policy())
     started = time.monotonic()
+    process = CrawlerProcess(scrapy_settings(config, guard))
+    crawler = process.create_crawler(PageSpider)
 
     def write_report(stalled: str | None = None) -> None:
+        stats = crawler.stats.get_stats() if crawler.stats else {}
         report = {
             "fetched": len(sink.done),
             "parts": sink.parts,
@@ -60,6 +63,8 @@ def main(spec_path: str) -> int:
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "render_blocked_requests": guard.blocked[:100],
             "render_blocked_count": len(guard.blocked),
+            "render_contexts_opened": stats.get("playwright/context_count", 0),
+            "render_contexts_max_open": stats.get("playwright/context_count/max_concurrent", 0),
             "stalled": stalled,
         }
         with open(spec["report_path"], "w") as handle:
@@ -72,8 +77,7 @@ def main(spec_path: str) -> int:
         logging.shutdown()
         os._exit(0)
 
-    process = CrawlerProcess(scrapy_settings(config, guard))
-    process.crawl(PageSpider, entries=list(shard.entries), config=config, sink=sink, on_stall=exit_stalled)
+    process.crawl(crawler, entries=list(shard.entries), config=config, sink=sink, on_stall=exit_stalled)
     process.start()
     write_report()
     return 0 if len(sink.done) >= len(shard.entries) else 3  # 3: the crawl did not run to its end

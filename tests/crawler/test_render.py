@@ -63,6 +63,11 @@ def test_subresources_go_through_the_ssrf_guard(rendered):
     assert "SECRET-TOKEN" not in rows[web.url(A, "/js-only")]["text_full"]
 
 
+def test_browser_contexts_are_capped_and_recycled(rendered):
+    summary = rendered["summary"]  # five renders, two per context, one context open at a time
+    assert summary["render_contexts_opened"] == 3 and summary["render_contexts_max_open"] == 1
+
+
 def test_a_render_that_never_ends_keeps_the_static_page(rendered):
     busy = rendered["rows"][rendered["web"].url(B, "/js-busy")]
     assert busy["status"] == "ok" and busy["rendered"] is False
