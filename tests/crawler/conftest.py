@@ -18,6 +18,7 @@ def loopback_config(**overrides) -> CrawlConfig:
         "limits": {"timeout_s": 3, "retries": 1, "backoff_base_s": 0.2, "max_bytes": 1_000_000},
         "render": {"policy": "never"},
         "politeness": {"autothrottle": False},
+        "stall_timeout_s": 60,  # a wedged shard ends with timeout records well before pytest's limit
     }
     for key, value in overrides.items():
         if isinstance(value, dict):
