@@ -15,6 +15,10 @@ from contextlib import suppress
 from typing import Any
 from urllib.parse import urlsplit
 
+from playwright.async_api import Page
+from scrapy import Request, Spider
+from scrapy.crawler import Crawler
+from scrapy.http import Response
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
 
 from crawler.config import RenderConfig
@@ -108,15 +112,18 @@ class DeadlinePlaywrightHandler(ScrapyPlaywrightDownloadHandler):
     its request would never end. Here each render, once its page exists, gets ``deadline_s``; past
     it the render fails with RenderTimeout and scrapy-playwright closes the page. The handler also
     names each render's context (ContextRotation) and closes a context when its last render ended.
+
+    It overrides two private methods of scrapy-playwright (0.0.4x); tests/crawler/test_render.py
+    fails if a release renames them.
     """
 
-    def __init__(self, crawler: Any) -> None:
+    def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
         render = crawl_config(crawler).render
         self.deadline_s = render.deadline_s
         self.rotation = ContextRotation(render)
 
-    async def _download_request(self, request: Any, spider: Any = None) -> Any:
+    async def _download_request(self, request: Request, spider: Spider | None = None) -> Response:
         name = request.meta["playwright_context"] = self.rotation.next_context()
         try:
             return await super()._download_request(request, spider)
@@ -125,7 +132,7 @@ class DeadlinePlaywrightHandler(ScrapyPlaywrightDownloadHandler):
                 with suppress(Exception):  # already closed (browser crash, disconnect)
                     await asyncio.wait_for(self.context_wrappers[name].context.close(), CLOSE_TIMEOUT_S)
 
-    async def _download_request_with_page(self, request: Any, page: Any, spider: Any) -> Any:
+    async def _download_request_with_page(self, request: Request, page: Page, spider: Spider) -> Response:
         try:
             return await asyncio.wait_for(
                 super()._download_request_with_page(request, page, spider), self.deadline_s
