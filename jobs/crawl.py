@@ -99,7 +99,8 @@ def crawl_run(
         use_ray: False runs the shards one after another in this process (debugging).
 
     Returns:
-        The run summary (also ``crawl/summary.json``): URLs, shards, counts by status, pages/s.
+        The run summary (also ``crawl/summary.json``): URLs, shards, counts by status, pages/s, and
+        the shards the stall watchdog stopped.
     """
     store = RunStore(run_uri)
     started = time.monotonic()
@@ -131,7 +132,10 @@ def crawl_run(
         "wall_s": round(wall, 3),
         "pages_per_s": round(fetched / wall, 2) if wall > 0 else None,
         "robots_obeyed": config.network.obey_robots,
+        "stalled_shards": sorted(s["shard_id"] for s in summaries if s.get("stalls")),
     }
+    if result["stalled_shards"]:
+        log.warning("shards stopped by the stall watchdog: %s", ", ".join(result["stalled_shards"]))
     store.write_json(f"{STAGE}/summary.json", result)
     return result
 
