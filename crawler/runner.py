@@ -1,4 +1,4 @@
-"""Running one shard (a Scrapy subprocess) and reading a run's pages back.
+"""Running one shard (a Scrapy subprocess), reopening one to retry failed URLs, reading pages back.
 
 ``run_shard`` is what a Ray task calls: it skips a shard already done, resumes a partly committed
 one (only url_keys without a committed record are fetched), waits for the subprocess, gives any URL
@@ -14,11 +14,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from crawler.config import CrawlConfig
@@ -130,6 +132,39 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
     }
     store.mark_done(STAGE, shard.shard_id, summary)
     return summary
+
+
+def reopen_shard(store: RunStore, shard_id: str, statuses: Collection[str]) -> int:
+    """Drop a shard's committed records whose status is in ``statuses``, so that ``run_shard``
+    fetches those URLs again (a later run retrying timeouts and transient errors).
+
+    The done marker goes first, so a crash midway leaves a shard that the next run resumes; each part
+    is then rewritten without those records (atomically), or deleted when none is left. A record is
+    never doubled: it is still in its part (and kept), or gone (and fetched again). The raw responses
+    stay in the WARC parts, as the archive of what each attempt got.
+
+    Returns:
+        How many records were dropped.
+    """
+    if not statuses:
+        return 0
+    wanted = pa.array(sorted(statuses), pa.string())
+    parts = []
+    for name in part_names(store, shard_id):
+        table = pq.read_table(store.path("pages", name), filesystem=store.fs)
+        drop = pc.is_in(table.column("status"), value_set=wanted)
+        if pc.any(drop).as_py():
+            parts.append((name, table, drop))
+    if not parts:
+        return 0
+    store.delete(f"{STAGE}/_done/{shard_id}.json")
+    for name, table, drop in parts:
+        kept = table.filter(pc.invert(drop))
+        if kept.num_rows:
+            store.write_table(f"pages/{name}", kept)
+        else:
+            store.delete(f"pages/{name}")
+    return sum(pc.sum(drop).as_py() for _, _, drop in parts)
 
 
 def read_pages(run_uri: str) -> pa.Table:

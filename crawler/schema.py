@@ -21,6 +21,8 @@ PAGE_STATUSES = (
     "too_short",
     "error",
 )
+#: Statuses a later run may fetch again (``sourcebench crawl --retry-status``): every one but ok.
+RETRYABLE_STATUSES = frozenset(PAGE_STATUSES) - {"ok"}
 
 #: Layout and trust signals extracted from a page; consumed by the judge (stage 3 and the signals judge).
 SIGNALS_TYPE = pa.struct(

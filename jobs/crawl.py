@@ -20,14 +20,15 @@ import logging
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from crawler.config import CrawlConfig
 from crawler.errors import InputError
-from crawler.runner import STAGE, run_shard
+from crawler.runner import STAGE, reopen_shard, run_shard
+from crawler.schema import RETRYABLE_STATUSES
 from crawler.shards import CrawlShard, group_urls, shard_name
 from crawler.storage import RunStore
 from jobs.cli import run_module
@@ -88,6 +89,7 @@ def crawl_run(
     config: CrawlConfig,
     ray_address: str | None = None,
     use_ray: bool = True,
+    retry_statuses: Collection[str] = (),
 ) -> dict[str, Any]:
     """Crawl ``urls`` into the run, one Ray task per shard; resumes whatever an earlier call committed.
 
@@ -97,15 +99,20 @@ def crawl_run(
         config: The crawl configuration (``ray_resources`` pins tasks, e.g. ``{"crawler": 1}``).
         ray_address: A Ray cluster to join; None joins ``$RAY_ADDRESS`` or starts a local Ray.
         use_ray: False runs the shards one after another in this process (debugging).
+        retry_statuses: Fetch again the URLs whose committed record has one of these statuses
+            (e.g. ``timeout``, ``error``); their old records are replaced, never doubled.
 
     Returns:
         The run summary (also ``crawl/summary.json``): URLs, shards, counts by status, pages/s, and
         the shards the stall watchdog stopped.
     """
+    if unknown := set(retry_statuses) - RETRYABLE_STATUSES:
+        raise ValueError(f"cannot retry status {sorted(unknown)}: one of {sorted(RETRYABLE_STATUSES)}")
     store = RunStore(run_uri)
     started = time.monotonic()
     shards = load_plan(store, urls, config.shard_size)
     write_manifest(store, config, shards)
+    retried = sum(reopen_shard(store, shard.shard_id, retry_statuses) for shard in shards)
     pending = [s for s in shards if not store.is_done(STAGE, s.shard_id)]
     summaries = [store.read_json(f"{STAGE}/_done/{s.shard_id}.json") for s in shards if s not in pending]
     if pending and use_ray:
@@ -133,6 +140,7 @@ def crawl_run(
         "pages_per_s": round(fetched / wall, 2) if wall > 0 else None,
         "robots_obeyed": config.network.obey_robots,
         "stalled_shards": sorted(s["shard_id"] for s in summaries if s.get("stalls")),
+        "retried": retried,
     }
     if result["stalled_shards"]:
         log.warning("shards stopped by the stall watchdog: %s", ", ".join(result["stalled_shards"]))
@@ -183,6 +191,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--allow-private-networks", action="store_true", help="allow private/loopback addresses (intranets)"
     )
     parser.add_argument("--allowlist", action="append", help="host or CIDR allowed although private")
+    parser.add_argument(
+        "--retry-status",
+        action="append",
+        choices=sorted(RETRYABLE_STATUSES),
+        help="fetch again the URLs an earlier run ended with this status (repeatable)",
+    )
     parser.add_argument("--ray-address", help="Ray cluster address (default: $RAY_ADDRESS or a local Ray)")
     parser.add_argument("--no-ray", action="store_true", help="run shards in this process, one after another")
 
@@ -213,7 +227,14 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    summary = crawl_run(args.run, urls, config, ray_address=args.ray_address, use_ray=not args.no_ray)
+    summary = crawl_run(
+        args.run,
+        urls,
+        config,
+        ray_address=args.ray_address,
+        use_ray=not args.no_ray,
+        retry_statuses=args.retry_status or (),
+    )
     print(json.dumps(summary))
     return 0
 

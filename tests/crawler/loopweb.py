@@ -229,6 +229,10 @@ class LoopbackWeb:
             if hits == 1:
                 return send(writer, "503 Service Unavailable", b"busy")
             return send(writer, "200 OK", article("Flaky but fine", 90))
+        if path == "/recovers":  # down for longer than one run's retries, then back
+            if hits <= 2:
+                return send(writer, "503 Service Unavailable", b"down for maintenance")
+            return send(writer, "200 OK", article("Back after maintenance", 90))
         if path == "/429":  # rate limited once with Retry-After: 1
             if hits == 1:
                 return send(writer, "429 Too Many Requests", b"slow down", "text/plain", {"Retry-After": "1"})

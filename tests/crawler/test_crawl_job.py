@@ -7,8 +7,9 @@ import shutil
 import tempfile
 
 import pytest
+import yaml
 
-from crawler.runner import read_pages
+from crawler.runner import read_pages, reopen_shard
 from crawler.storage import RunStore
 from jobs.cli import main
 from jobs.crawl import crawl_run
@@ -65,6 +66,47 @@ def test_crawl_into_s3(web, s3_bucket, tmp_path):
     assert summary["statuses"] == {"http_error": 1, "ok": 2}
     table = read_pages(run)
     assert table.num_rows == 3 and RunStore(run).listdir("warc", suffix=".warc.gz")
+
+
+def test_rerun_retries_failed_urls_and_replaces_their_records(web, tmp_path):
+    run = str(tmp_path / "run")
+    config = loopback_config(network={"obey_robots": False})  # one retry: /recovers fails the first run
+    urls = [web.url(A, "/recovers"), web.url(A, "/article/r1"), web.url(B, "/404")]
+    assert crawl_run(run, urls, config, use_ray=False)["statuses"] == {"http_error": 2, "ok": 1}
+    kept = next(r for r in read_pages(run).to_pylist() if r["status"] == "ok")
+
+    urls_file, config_file = tmp_path / "urls.txt", tmp_path / "crawl.yaml"
+    urls_file.write_text("\n".join(urls) + "\n")
+    config_file.write_text(yaml.safe_dump(config.model_dump(mode="json")))
+    cli = ["crawl", "--run", run, "--urls", str(urls_file), "--config", str(config_file), "--no-ray"]
+    cli += ["--retry-status", "http_error"]
+    assert main(cli) == 0
+    summary = RunStore(run).read_json("crawl/summary.json")
+    assert summary["retried"] == 2 and summary["statuses"] == {"http_error": 1, "ok": 2}
+    rows = {r["url"]: r for r in read_pages(run).to_pylist()}
+    assert len(rows) == 3 and rows[urls[0]]["status"] == "ok" and rows[urls[2]]["status"] == "http_error"
+    assert rows[urls[1]] == kept  # an ok record is left as it was
+    assert web.hits[(A, "/recovers")] == 3 and web.hits[(A, "/article/r1")] == 1
+
+    again = crawl_run(run, urls, config, use_ray=False, retry_statuses=["timeout"])
+    assert again["retried"] == 0 and again["shards_run"] == 0
+    with pytest.raises(ValueError, match="cannot retry status \\['ok'\\]"):
+        crawl_run(run, urls, config, use_ray=False, retry_statuses=["ok"])
+
+
+def test_a_reopened_shard_that_crashed_is_resumed_without_the_retry(web, tmp_path):
+    """A run killed after it dropped the failed records still ends with one record per URL."""
+    run = str(tmp_path / "run")
+    config = loopback_config(network={"obey_robots": False})
+    urls = [web.url(B, "/500"), web.url(B, "/article/r2")]
+    crawl_run(run, urls, config, use_ray=False)
+    store = RunStore(run)
+    assert reopen_shard(store, "shard-00000", {"http_error"}) == 1 and not store.is_done(
+        "crawl", "shard-00000"
+    )
+    assert [r["status"] for r in read_pages(run).to_pylist()] == ["ok"]
+    summary = crawl_run(run, urls, config, use_ray=False)  # the next plain run resumes the shard
+    assert summary["statuses"] == {"http_error": 1, "ok": 1} and read_pages(run).num_rows == 2
 
 
 def test_cli_rejects_bad_url_file(tmp_path, capsys):
