@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -19,6 +20,7 @@ from crawler.config import CrawlConfig
 from crawler.decoding import classify
 from crawler.extract import extract_page
 from crawler.fetch.failures import failure_status
+from crawler.fetch.process import die_with_parent
 from crawler.fetch.sink import PartSink
 from crawler.fetch.watchdog import StallWatchdog
 from crawler.records import page_record
@@ -55,7 +57,12 @@ class PageSpider(scrapy.Spider):
         self.entries, self.config, self.sink, self.on_stall = entries, config, sink, on_stall
         self.render_policy = "never" if config.replay_warcs else config.render.policy
         self.pool = (  # spawn: forking a process that runs an event loop and threads is unsafe
-            ProcessPoolExecutor(config.extract_workers, mp_context=multiprocessing.get_context("spawn"))
+            ProcessPoolExecutor(
+                config.extract_workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=die_with_parent,  # a shard process that exits takes its workers along
+                initargs=(os.getpid(),),
+            )
             if config.extract_workers
             else None
         )
@@ -184,15 +191,20 @@ class PageSpider(scrapy.Spider):
         """
         reason = f"the shard stalled: no URL finished in {idle_s:.0f} s, so it was stopped"
         self.logger.error("%s (%d URLs open)", reason, len(self.entries) - len(self.sink.done))
-        self.finish(lambda entry: ("timeout" if entry.url_key in self.requested else "error", reason))
+        self.finish(
+            lambda entry: ("timeout" if entry.url_key in self.requested else "error", reason), wait=False
+        )
         self.on_stall(reason)
 
-    def finish(self, ending: Callable[[ShardEntry], tuple[str, str]]) -> None:
-        """Commit a record for every entry still without one (status and error from ``ending``)."""
+    def finish(self, ending: Callable[[ShardEntry], tuple[str, str]], wait: bool = True) -> None:
+        """Commit a record for every entry still without one (status and error from ``ending``).
+
+        ``wait=False`` does not wait for the extraction workers (one may be what is stuck).
+        """
         for entry in self.entries:
             if entry.url_key not in self.sink.done:
                 status, error = ending(entry)
                 self.commit(entry, status=status, error=error)
         self.sink.close()
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+            self.pool.shutdown(wait=wait, cancel_futures=True)

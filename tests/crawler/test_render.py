@@ -76,12 +76,15 @@ def test_a_render_that_never_ends_keeps_the_static_page(rendered):
     assert rendered["summary"]["stalls"] == []
 
 
-def test_a_stalled_shard_is_stopped_with_a_record_per_url(web, tmp_path):
+@pytest.mark.parametrize("extract_workers", [0, 1])
+def test_a_stalled_shard_is_stopped_with_a_record_per_url(web, tmp_path, extract_workers):
     """Without a render deadline that fires in time, the watchdog ends the wedged shard."""
     run = str(tmp_path / "stall-run")
     urls = [web.url(A, "/article/3"), web.url(A, "/js-busy"), web.url(B, "/js-busy?v=stall")]
     render = {"policy": "auto", "pages_per_context": 1, "max_contexts": 1, "deadline_s": 120}
-    config = loopback_config(limits={"timeout_s": 15}, render=render, stall_timeout_s=4)
+    config = loopback_config(
+        limits={"timeout_s": 15}, render=render, stall_timeout_s=4, extract_workers=extract_workers
+    )
     summary = run_shard(plan_shards(urls, 50)[0], run, config)
     rows = {r["url"]: r for r in read_pages(run).to_pylist()}
     assert len(rows) == 3 and rows[urls[0]]["status"] == "ok"
