@@ -70,7 +70,7 @@ def detect_language(text: str, declared: str | None = None) -> str | None:
     declared_code = _LANG_ATTR.match(declared or "")
     if len(text.strip()) < 100:
         return declared_code.group(0).lower() if declared_code else None
-    return _language_detector().detect(text[:LANGID_CHARS], model="lite")[0]["lang"]
+    return _language_detector().detect(text[:LANGID_CHARS])[0]["lang"]
 
 
 def _base_fields(url: str, body: bytes, content_type: str | None) -> dict[str, Any]:

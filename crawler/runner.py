@@ -150,21 +150,22 @@ def reopen_shard(store: RunStore, shard_id: str, statuses: Collection[str]) -> i
         return 0
     wanted = pa.array(sorted(statuses), pa.string())
     parts = []
-    for name in part_names(store, shard_id):
-        table = pq.read_table(store.path("pages", name), filesystem=store.fs)
-        drop = pc.is_in(table.column("status"), value_set=wanted)
+    for name in part_names(store, shard_id):  # the status column only: most parts have nothing to drop
+        status = pq.read_table(store.path("pages", name), columns=["status"], filesystem=store.fs)
+        drop = pc.is_in(status.column("status"), value_set=wanted)
         if pc.any(drop).as_py():
-            parts.append((name, table, drop))
+            parts.append((name, drop))
     if not parts:
         return 0
     store.delete(f"{STAGE}/_done/{shard_id}.json")
-    for name, table, drop in parts:
+    for name, drop in parts:
+        table = pq.read_table(store.path("pages", name), filesystem=store.fs)
         kept = table.filter(pc.invert(drop))
         if kept.num_rows:
             store.write_table(f"pages/{name}", kept)
         else:
             store.delete(f"pages/{name}")
-    return sum(pc.sum(drop).as_py() for _, _, drop in parts)
+    return sum(pc.sum(drop).as_py() for _, drop in parts)
 
 
 def read_pages(run_uri: str) -> pa.Table:

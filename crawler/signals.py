@@ -57,16 +57,14 @@ _PRIVACY = re.compile(r"(privacy|datenschutz|confidentialit|privacidad|cookie po
 _PHONE = re.compile(r"(?:\+\d{1,3}[\s.-]?)?\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
 #: What every _PHONE match contains, starting with a digit class: a fast scan rules most pages out.
 _PHONE_CORE = re.compile(r"\d\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
-#: Postal addresses (US street, German street, P.O. box), each checked for a word start by ``_starts``;
-#: a German street is looked for only where its suffix and number are (a capitalised word is everywhere).
-_ADDRESSES = (
-    re.compile(
-        r"\d{1,5}\s+(?:[A-Z][a-z]+\s){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Suite)\b"
-    ),
-    re.compile(r"[A-Z][a-zäöüß]+(?:straße|strasse|weg|platz|allee)\s+\d{1,4}\b"),
-    re.compile(r"P\.?O\.? Box \d"),
+# Postal addresses, each starting a word (checked by ``_starts``). A German street is looked for only
+# where its suffix and number are (a capitalised word is everywhere).
+_US_STREET = re.compile(
+    r"\d{1,5}\s+(?:[A-Z][a-z]+\s){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Suite)\b"
 )
+_GERMAN_STREET = re.compile(r"[A-Z][a-zäöüß]+(?:straße|strasse|weg|platz|allee)\s+\d{1,4}\b")
 _GERMAN_STREET_CORE = re.compile(r"(?:straße|strasse|weg|platz|allee)\s+\d")
+_PO_BOX = re.compile(r"P\.?O\.? Box \d")
 _WORD = re.compile(r"\w+")
 
 
@@ -97,14 +95,18 @@ def _starts(pattern: re.Pattern[str], text: str, start_ok: Start | None = None) 
             position = match.start() + 1
 
 
+def _found(pattern: re.Pattern[str], text: str, start_ok: Start | None = None) -> bool:
+    """Whether ``_starts`` finds at least one match."""
+    return next(_starts(pattern, text, start_ok), None) is not None
+
+
 def _has_address(text: str) -> bool:
     """A phone number or a postal address in the text."""
-    if _PHONE_CORE.search(text) and _PHONE.search(text):
-        return True
-    us_street, german_street, po_box = _ADDRESSES
-    return any(
-        next(_starts(pattern, text, _word_start), None) is not None
-        for pattern in (us_street, po_box) + ((german_street,) if _GERMAN_STREET_CORE.search(text) else ())
+    return bool(
+        (_PHONE_CORE.search(text) and _PHONE.search(text))
+        or _found(_US_STREET, text, _word_start)
+        or _found(_PO_BOX, text, _word_start)
+        or (_GERMAN_STREET_CORE.search(text) and _found(_GERMAN_STREET, text, _word_start))
     )
 
 
@@ -128,7 +130,7 @@ class _Lines:
         return len(self.matching(pattern, start_ok))
 
     def any(self, pattern: re.Pattern[str], start_ok: Start | None = None) -> bool:
-        return next(_starts(pattern, self.text, start_ok), None) is not None
+        return _found(pattern, self.text, start_ok)
 
 
 def page_signals(
