@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from crawler.errors import InputError, validate_model
+from crawler.base import ConfigModel, ConfigPath, load_model, validate_model
 from crawler.netguard import AddressPolicy
 
 #: Chromium flags that work in containers without a GPU or network-side services (DESIGN.md).
@@ -23,8 +22,8 @@ CHROMIUM_FLAGS = (
 )
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Model(ConfigModel):
+    model_config = ConfigDict(frozen=True)
 
 
 class Politeness(_Model):
@@ -143,11 +142,17 @@ class CrawlConfig(_Model):
         replay_warcs: [s3://bucket/archive/CC-MAIN-2025-51-00001.warc.gz]
     """
 
+    #: Settings that change how the work is cut and placed, not what is fetched: a rerun with other
+    #: values resumes the committed shards instead of planning new ones over the same URLs.
+    execution_fields: ClassVar[frozenset[str]] = frozenset(
+        {"shard_size", "flush_every", "extract_workers", "ray_resources", "ray_num_cpus"}
+    )
+
     politeness: Politeness = Field(default_factory=Politeness, description="Per-host politeness.")
     limits: FetchLimits = Field(default_factory=FetchLimits, description="Timeouts, retries and size caps.")
     render: RenderConfig = Field(default_factory=RenderConfig, description="JavaScript rendering.")
     network: NetworkPolicy = Field(default_factory=NetworkPolicy, description="SSRF guard and robots.txt.")
-    replay_warcs: tuple[str, ...] = Field(
+    replay_warcs: tuple[ConfigPath, ...] = Field(
         (),
         description="Serve the crawl from these WARC/ARC files (paths or s3:// URIs), not the live web; "
         "a URL missing from them ends as error.",
@@ -180,13 +185,7 @@ class CrawlConfig(_Model):
     @classmethod
     def from_yaml(cls, path: str | Path) -> CrawlConfig:
         """Load from a YAML file; the crawl settings may sit under a top-level ``crawl:`` key."""
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise InputError(str(path), f"cannot read crawl config: {exc}") from exc
-        if isinstance(data, dict) and isinstance(data.get("crawl"), dict):
-            data = data["crawl"]
-        return cls.from_dict(data, source=str(path))
+        return load_model(cls, path, section="crawl")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "<config>") -> CrawlConfig:

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Iterator
+from typing import TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from crawler.base import ConfigModel, InputError
+
+T = TypeVar("T")
 
 
-class RayConfig(BaseModel):
+class RayConfig(ConfigModel):
     """How a job reaches Ray."""
 
     address: str | None = Field(
@@ -19,6 +25,7 @@ class RayConfig(BaseModel):
     )
     num_cpus: int | None = Field(
         default=None,
+        ge=1,
         description="Logical CPUs of a local Ray started by the job (ignored when joining a cluster).",
     )
     progress_bars: bool = Field(default=False, description="Show Ray Data progress bars.")
@@ -40,8 +47,9 @@ def use_loopback_when_local() -> None:
 
     Ray decides at import time whether a node is reachable from other hosts
     (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``); without it, a driver given ``127.0.0.1:port`` rewrites
-    that to the host's outward address. This runs when the ``jobs`` package is imported, before any
-    job imports Ray; a remote ``RAY_ADDRESS`` leaves Ray's default (multi-node) behaviour alone.
+    that to the host's outward address. The CLI calls this at start and :func:`ensure_ray` before it
+    imports Ray (importing ``jobs`` changes nothing); a remote ``RAY_ADDRESS`` leaves Ray's default
+    (multi-node) behaviour alone.
     """
     address = os.environ.get("RAY_ADDRESS")
     if not address or is_loopback(address):
@@ -55,6 +63,7 @@ def ensure_ray(config: RayConfig | None = None) -> None:
     127.0.0.1; a remote cluster is joined as it is. Ray Data keeps input order so outputs are
     deterministic.
     """
+    use_loopback_when_local()
     import ray
     from ray.data import DataContext
 
@@ -71,3 +80,29 @@ def ensure_ray(config: RayConfig | None = None) -> None:
     context = DataContext.get_current()
     context.execution_options.preserve_order = True
     context.enable_progress_bars = config.progress_bars
+
+
+def original_input_error(exc: BaseException) -> InputError | None:
+    """The InputError a Ray task raised, found through Ray's wrappers (``cause``, ``__cause__``)."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if type(current) is InputError:  # exactly: Ray's wrapper classes derive from the cause's class
+            return current
+        pending += [getattr(current, "cause", None), current.__cause__, current.__context__]
+    return None
+
+
+def input_errors_unwrapped(items: Iterator[T]) -> Iterator[T]:
+    """Iterate a Ray computation; an InputError raised in a task comes out as that one-line error."""
+    try:
+        yield from items
+    except Exception as exc:
+        found = original_input_error(exc)
+        if found is None:
+            raise
+        raise InputError(found.source, found.reason, line=found.line, field=found.field) from None

@@ -7,8 +7,6 @@ has to guess a status from an exception message.
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import time
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +23,7 @@ from scrapy.resolver import CachingThreadedResolver
 from crawler.config import CrawlConfig
 from crawler.fetch.failures import FetchFailure, is_transient
 from crawler.netguard import AddressPolicy, BlockedAddress, is_ip_literal
+from crawler.retry import retry_after
 
 CONFIG_SETTING = "SOURCEBENCH_CRAWL_CONFIG"
 
@@ -147,23 +146,6 @@ class RedirectLimitMiddleware(RedirectMiddleware):
             raise FetchFailure("error", f"more than {self.max_redirect_times} redirects") from exc
 
 
-def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    text = value.decode("latin-1") if isinstance(value, bytes) else value
-    text = text.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - (now or time.time()))
-
-
 class BackoffRetryMiddleware:
     """Retries with exponential backoff for transient failures; 429/503 honour ``Retry-After``.
 
@@ -195,7 +177,7 @@ class BackoffRetryMiddleware:
             return response
         delay = self.limits.backoff_base_s * 2**attempt
         if response.status in (429, 503):
-            wait = retry_after_seconds(response.headers.get(b"Retry-After"))
+            wait = retry_after(response.headers.get(b"Retry-After"))
             if wait is not None and wait > self.limits.max_retry_after_s:
                 request.meta["retry_note"] = (
                     f"Retry-After {wait:.0f}s exceeds {self.limits.max_retry_after_s:.0f}s"

@@ -20,9 +20,8 @@ from crawler.config import CrawlConfig
 from crawler.decoding import classify
 from crawler.extract import extract_page
 from crawler.fetch.failures import failure_status
-from crawler.fetch.process import die_with_parent
 from crawler.fetch.sink import PartSink
-from crawler.fetch.watchdog import StallWatchdog
+from crawler.fetch.watchdog import StallWatchdog, die_with_parent
 from crawler.records import page_record
 from crawler.shards import ShardEntry
 

@@ -7,7 +7,6 @@ from jobs.collectors.client import (
     EndpointClient,
     Pacer,
     request_body,
-    retry_after_seconds,
 )
 from jobs.collectors.config import CollectConfig, load_collect_config
 from jobs.collectors.keys import KeyRing, load_secrets_file
@@ -50,6 +49,5 @@ __all__ = [
     "load_template_file",
     "parse_answer",
     "request_body",
-    "retry_after_seconds",
     "stratified_sample",
 ]

@@ -15,7 +15,7 @@ from jobs.analysis import percentile_interval, replicate_means, tied_with
 from jobs.leaderboard.aggregate import LeaderboardAccumulator
 
 if TYPE_CHECKING:
-    from jobs.reduce import ReduceConfig
+    from jobs.leaderboard.config import ReduceConfig
 
 INTERVAL_SCORES = {"weighted_total_content_score": "weighted", "unweighted_mean_score": "unweighted"}
 

@@ -9,7 +9,6 @@ variable named in the config and is never logged or stored.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import os
 import random
@@ -18,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from crawler.retry import retry_after
 from judge.config import JudgeConfig
 from judge.engines.base import Completion, Prompt
 from judge.engines.llm import LLMEngine
@@ -30,17 +30,6 @@ class _Retryable(Exception):
     def __init__(self, reason: str, retry_after: float | None = None):
         super().__init__(reason)
         self.retry_after = retry_after
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
 
 
 class OpenAIEngine(LLMEngine):
@@ -84,9 +73,7 @@ class OpenAIEngine(LLMEngine):
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             raise _Retryable(f"{type(exc).__name__}") from exc
         if response.status_code == 429 or response.status_code >= 500:
-            raise _Retryable(
-                f"HTTP {response.status_code}", _retry_after(response.headers.get("retry-after"))
-            )
+            raise _Retryable(f"HTTP {response.status_code}", retry_after(response.headers.get("retry-after")))
         if response.status_code == 400 and "response_format" in response.text and self._format != "none":
             self._format = _FORMATS[_FORMATS.index(self._format) + 1]
             log.warning("endpoint rejected the response format; falling back to %s", self._format)
