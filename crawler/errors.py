@@ -28,7 +28,12 @@ class InputError(ValueError):
 
 
 def validate_model(
-    model: type[ModelT], data: Any, source: str, *, context: dict[str, Any] | None = None
+    model: type[ModelT],
+    data: Any,
+    source: str,
+    *,
+    context: dict[str, Any] | None = None,
+    prefix: str | None = None,
 ) -> ModelT:
     """``model.model_validate(data)``, with the first validation error raised as an InputError.
 
@@ -37,6 +42,7 @@ def validate_model(
         data: The parsed YAML/JSON/CLI values.
         source: Where ``data`` came from (a file path, ``--set``), named in the error.
         context: Pydantic validation context (the config file's folder, for relative paths).
+        prefix: Dotted path of ``data`` inside its file (``report`` for an audit config's section).
 
     Raises:
         InputError: naming ``source`` and the dotted path of the first bad field.
@@ -47,7 +53,7 @@ def validate_model(
         return model.model_validate(data, context=context)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"]) or None
+        field = ".".join(str(part) for part in [*([prefix] if prefix else []), *error["loc"]]) or None
         if error["type"] == "extra_forbidden":
             raise InputError(source, "unknown key (a typo?)", field=field) from None
         got = repr(error.get("input"))

@@ -16,6 +16,7 @@ while the crawl is still committing them.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 import time
@@ -57,10 +58,6 @@ CITATIONS_PATH = "inputs/citations.parquet"
 SELECTED_PATH = "inputs/selected_sources.parquet"
 LEADERBOARD_DATA = "leaderboard/leaderboard_data.json"
 STATUS_COLUMNS = ("url_key", "status")
-#: Crawl settings that change how the work is cut and placed, not what is fetched. They stay out of
-#: the crawl stage's fingerprint: a rerun with other values must resume the committed shards, not
-#: plan new ones over the same URLs.
-CRAWL_EXECUTION_FIELDS = {"shard_size", "flush_every", "extract_workers", "ray_resources", "ray_num_cpus"}
 
 
 def print_line(message: str) -> None:
@@ -127,14 +124,12 @@ class Audit:
             "override": None if config.crawl.network.obey_robots else "crawl.network.obey_robots=false",
         }
         self.manifest.begin_attempt(config.to_dict(), input_hashes, robots)
-        ensure_ray(config.cluster.ray)
         wall = time.monotonic()
         try:
             inputs_fp = fingerprint(input_hashes, config.inputs.system, config.scoring.model_dump())
             self.run_stage("inputs", inputs_fp, self.stage_inputs)
-            crawl_fp = fingerprint(
-                inputs_fp, config.crawl.model_dump(mode="json", exclude=CRAWL_EXECUTION_FIELDS)
-            )
+            ensure_ray(config.cluster.ray)  # after the inputs are read: bad input fails before Ray starts
+            crawl_fp = fingerprint(inputs_fp, config.crawl.fingerprint_payload())
             judge_fp = fingerprint(crawl_fp, config.judge.model_dump(mode="json"))
             streaming = config.cluster.stream and not self.committed("crawl", crawl_fp)
             if streaming and not self.committed("judge", judge_fp):
@@ -396,14 +391,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> AuditConfig:
     overrides = list(args.overrides)
-    if args.run:
-        overrides.append(f"store.run={args.run}")
-    if args.queries:
-        overrides.append(f"inputs.queries={args.queries}")
-    if args.citations:
-        overrides.append(f"inputs.citations=[{', '.join(args.citations)}]")
-    if args.ray_address:
-        overrides.append(f"cluster.ray.address={args.ray_address}")
+    flags = {
+        "store.run": args.run,
+        "inputs.queries": args.queries,
+        "inputs.citations": args.citations,
+        "cluster.ray.address": args.ray_address,
+    }
+    # JSON is YAML: a value is taken as written (a path with ", " stays one path, "yes" stays a string).
+    overrides += [f"{key}={json.dumps(value)}" for key, value in flags.items() if value]
     return load_config(args.config, overrides)
 
 

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from crawler.errors import InputError
 from crawler.storage import RunStore
-from jobs.cli import run_module
+from jobs.cli import nonnegative_float, positive_float, positive_int, run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run
 from jobs.ray_runtime import RayConfig, ensure_ray
@@ -39,14 +39,22 @@ PAGES_PER_PROJECTION = 1_000_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_judge_arguments(parser)
-    parser.add_argument("--sample", type=int, default=100, help="Pages to judge for the measurement.")
+    add_judge_arguments(parser, rescore=False)
+    parser.add_argument(
+        "--sample", type=positive_int, default=100, help="Pages to judge for the measurement."
+    )
     parser.add_argument("--label", default="sample", help="Name of the costbench run under <run>/costbench/.")
-    parser.add_argument("--gpu-hour-price", type=float, help="Price of one GPU-hour (vllm engine).")
-    parser.add_argument("--gpus", type=float, default=1.0, help="GPUs the measured engine occupied.")
-    parser.add_argument("--price-per-1m-input", type=float, help="Price per 1M uncached prompt tokens.")
-    parser.add_argument("--price-per-1m-cached", type=float, help="Price per 1M cached prompt tokens.")
-    parser.add_argument("--price-per-1m-output", type=float, help="Price per 1M output tokens.")
+    parser.add_argument(
+        "--gpu-hour-price", type=nonnegative_float, help="Price of one GPU-hour (vllm engine)."
+    )
+    parser.add_argument("--gpus", type=positive_float, default=1.0, help="GPUs the measured engine occupied.")
+    parser.add_argument(
+        "--price-per-1m-input", type=nonnegative_float, help="Price per 1M uncached prompt tokens."
+    )
+    parser.add_argument(
+        "--price-per-1m-cached", type=nonnegative_float, help="Price per 1M cached prompt tokens."
+    )
+    parser.add_argument("--price-per-1m-output", type=nonnegative_float, help="Price per 1M output tokens.")
 
 
 def per_page(totals: dict[str, Any], pages: int) -> dict[str, float]:

@@ -31,7 +31,7 @@ from crawler.runner import STAGE, reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
 from crawler.shards import CrawlShard, group_urls, shard_name
 from crawler.storage import RunStore
-from jobs.cli import run_module
+from jobs.cli import positive_int, run_module
 from jobs.ray_runtime import RayConfig, ensure_ray
 
 log = logging.getLogger("sourcebench.crawl")
@@ -185,7 +185,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--render", choices=["never", "auto", "always"], help="JavaScript rendering policy")
     parser.add_argument("--replay", action="append", help="serve from this WARC/ARC file (repeatable)")
-    parser.add_argument("--shard-size", type=int, help="URLs per shard")
+    parser.add_argument("--shard-size", type=positive_int, help="URLs per shard")
     parser.add_argument("--ignore-robots", action="store_true", help="do not obey robots.txt (recorded)")
     parser.add_argument(
         "--allow-private-networks", action="store_true", help="allow private/loopback addresses (intranets)"

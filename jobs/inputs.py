@@ -127,7 +127,8 @@ def iter_csv(path: str, text: str, required: Iterable[str]) -> Iterator[tuple[in
         except StopIteration:
             return
         except csv.Error as exc:
-            raise InputError(path, f"malformed CSV: {exc}", line=reader.line_num) from None
+            # line_num counts the lines before the record that failed
+            raise InputError(path, f"malformed CSV: {exc}", line=reader.line_num + 1) from None
         if None in row:  # more cells than header columns
             raise InputError(
                 path, f"{len(header) + len(row[None])} cells for {len(header)} columns", line=reader.line_num

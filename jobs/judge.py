@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from crawler.errors import InputError
 from crawler.storage import RunStore
-from jobs.cli import run_module
+from jobs.cli import positive_int, run_module
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, judge_run
 from judge.run import REQUEST_COLUMNS
@@ -50,7 +50,8 @@ _OVERRIDES = {
 }
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, rescore: bool = True) -> None:
+    """The judge's flags; ``rescore=False`` leaves out ``--rescore`` (costbench shares the others)."""
     parser.add_argument("--run", required=True, help="Run directory (local path or s3://bucket/prefix).")
     parser.add_argument("--config", help="YAML file with judge settings (top level or under 'judge:').")
     parser.add_argument("--requests", help="Parquet or CSV of url_key,query_id,query_text to judge.")
@@ -60,17 +61,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layout", choices=["paper", "shared"], help="Prompt layout.")
     parser.add_argument("--prompt-version", help="Label of the prompt text (part of every cache key).")
     parser.add_argument("--current-date", help="The 'today' of the freshness stage, YYYY-MM-DD.")
-    parser.add_argument("--token-budget", type=int, help="Most prompt tokens per request.")
+    parser.add_argument("--token-budget", type=positive_int, help="Most prompt tokens per request.")
     parser.add_argument("--cache-uri", help="Judgment cache shared across runs.")
     parser.add_argument("--accelerator-type", help="Ray accelerator type that pins vLLM engines (e.g. H100).")
+    if rescore:
+        parser.add_argument(
+            "--rescore",
+            action="store_true",
+            help="Rescore a judged run after a change (needs --prompt-version, --model, --layout, "
+            "--current-date, "
+            "--engine or --config); only stage requests whose cache key changed are recomputed.",
+        )
     parser.add_argument(
-        "--rescore",
-        action="store_true",
-        help="Rescore a judged run after a change (needs --prompt-version, --model, --layout, "
-        "--current-date, "
-        "--engine or --config); only stage requests whose cache key changed are recomputed.",
+        "--num-cpus", type=positive_int, help="Logical CPUs of a local Ray (vLLM on CPU needs ~8)."
     )
-    parser.add_argument("--num-cpus", type=int, help="Logical CPUs of a local Ray (vLLM on CPU needs ~8).")
 
 
 def load_judge_config(args: argparse.Namespace) -> JudgeConfig:

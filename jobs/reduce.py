@@ -6,9 +6,9 @@ metrics, their CSV text, per-group partial sums), by Ray Data tasks (a cluster) 
 ``source_metrics`` (CSV + Parquet) and merging partial sums, so its memory depends on the number of
 groups, not on the number of sources. Usage::
 
-    sourcebench reduce --input gpt5=gpt5.enriched.json --input tavily=tavily.enriched.json \\
+    sourcebench reduce --scores gpt5=gpt5.enriched.json --scores tavily=tavily.enriched.json \\
         --query-metadata queries.csv --out leaderboard/
-    ray job submit --working-dir . -- python -m jobs.reduce --input scores.parquet --out s3://b/lb
+    ray job submit --working-dir . -- python -m jobs.reduce --scores scores.parquet --out s3://b/lb
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from judge.rubric import DIMENSION_KEYS
 
 @dataclass(frozen=True)
 class RunSpec:
-    """One ``--input``: ``NAME=PATH`` (PATH is one system's run) or ``PATH`` (names from the file)."""
+    """One ``--scores``: ``NAME=PATH`` (PATH is one system's run) or ``PATH`` (names from the file)."""
 
     name: str | None
     path: str
@@ -55,7 +55,7 @@ class RunSpec:
         if not sep or "://" in name:
             return cls(None, text.strip())
         if not name.strip() or not path.strip():
-            raise InputError("--input", f"expected NAME=PATH or PATH, got {text!r}")
+            raise InputError("--scores", f"expected NAME=PATH or PATH, got {text!r}")
         return cls(name.strip(), path.strip())
 
 
@@ -67,11 +67,11 @@ def check_distinct(specs: list[RunSpec]) -> None:
         if spec.name is not None:
             if spec.name in names:
                 raise InputError(
-                    "--input", f"system name {spec.name!r} given twice ({names[spec.name]} and {spec.path})"
+                    "--scores", f"system name {spec.name!r} given twice ({names[spec.name]} and {spec.path})"
                 )
             names[spec.name] = spec.path
         if spec.path in paths:
-            raise InputError("--input", f"{spec.path} given twice")
+            raise InputError("--scores", f"{spec.path} given twice")
         paths.add(spec.path)
 
 
@@ -105,7 +105,7 @@ def parquet_files(spec: RunSpec) -> tuple[pafs.FileSystem, list[str]]:
 def is_enriched_json(spec: RunSpec) -> bool:
     if spec.path.lower().endswith(".json"):
         if spec.name is None:
-            raise InputError(spec.path, "an enriched JSON input needs a system name: --input NAME=PATH")
+            raise InputError(spec.path, "an enriched JSON input needs a system name: --scores NAME=PATH")
         return True
     return False
 
@@ -208,7 +208,7 @@ def reduce_specs(
     for spec in specs:  # fail on a wrong path before starting Ray
         fs, inner = resolve_uri(spec.path)
         if fs.get_file_info(inner).type == pafs.FileType.NotFound:
-            raise InputError(spec.path, "file not found (--input)")
+            raise InputError(spec.path, "file not found (--scores)")
         if not is_enriched_json(spec):
             parquet_files(spec)
     query_types = load_query_types(query_metadata)
@@ -285,7 +285,7 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--input",
+        "--scores",
         dest="inputs",
         action="append",
         metavar="NAME=PATH",
@@ -293,7 +293,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "system names",
     )
     parser.add_argument(
-        "--run", dest="inputs", action=Deprecated, new="--input", help="deprecated spelling of --input"
+        "--run", dest="inputs", action=Deprecated, new="--scores", help="deprecated spelling of --scores"
     )
     parser.add_argument("--query-metadata", help="queries CSV (query_id,query,query_type) for query types")
     parser.add_argument("--out", required=True, help="output folder (local or s3://)")
@@ -319,7 +319,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.inputs:
-        raise InputError("--input", "give at least one --input NAME=PATH (or PATH)")
+        raise InputError("--scores", "give at least one --scores NAME=PATH (or PATH)")
     config = ReduceConfig(
         policy=args.policy,
         executor=args.executor,

@@ -16,7 +16,7 @@ import sys
 from crawler.errors import InputError
 from jobs.analysis import ReportConfig, write_report
 from jobs.analysis.run_summary import Prices
-from jobs.cli import run_module
+from jobs.cli import nonnegative_float, positive_int, probability, run_module
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,18 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="a system whose citations are a search engine's ranked results (repeatable)",
     )
-    parser.add_argument("--serp-top-k", type=int, help="compare with the SERP's top k results only")
+    parser.add_argument("--serp-top-k", type=positive_int, help="compare with the SERP's top k results only")
     parser.add_argument("--system-metadata", help="CSV/JSON/YAML of system factors for ablation tables")
     parser.add_argument(
         "--ablation", action="append", metavar="ROWS:COLUMNS", help="factor pair to tabulate (repeatable)"
     )
     parser.add_argument("--correctness", help="CSV system,query_id,correct of answer-correctness labels")
-    parser.add_argument("--n-boot", type=int, help="bootstrap replicates (default 1000)")
+    parser.add_argument("--n-boot", type=positive_int, help="bootstrap replicates (default 1000)")
     parser.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
-    parser.add_argument("--level", type=float, help="confidence level of the intervals (default 0.95)")
-    parser.add_argument("--price-prompt", type=float, help="USD per 1M uncached prompt tokens")
-    parser.add_argument("--price-cached", type=float, help="USD per 1M cached prompt tokens")
-    parser.add_argument("--price-output", type=float, help="USD per 1M output tokens")
+    parser.add_argument("--level", type=probability, help="confidence level of the intervals (default 0.95)")
+    parser.add_argument("--price-prompt", type=nonnegative_float, help="USD per 1M uncached prompt tokens")
+    parser.add_argument("--price-cached", type=nonnegative_float, help="USD per 1M cached prompt tokens")
+    parser.add_argument("--price-output", type=nonnegative_float, help="USD per 1M output tokens")
     parser.add_argument("--title", help="report title")
 
 

@@ -45,5 +45,9 @@ class ReportConfig(ConfigModel):
         """Load from a YAML file; a bad key or value raises :class:`InputError`."""
         data = read_yaml(path)
         # A report settings file, or an audit config whose `report:` section holds them.
-        section = data if set(data) <= set(cls.model_fields) else (data.get("report") or {})
+        section = data["report"] if isinstance(data.get("report"), dict) else data
+        if section is not data:
+            return validate_model(
+                cls, section, path, context={"config_dir": os.path.dirname(path)}, prefix="report"
+            )
         return validate_model(cls, section, path, context={"config_dir": os.path.dirname(path)})
