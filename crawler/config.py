@@ -10,7 +10,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from crawler.base import ConfigModel, ConfigPath, load_model, validate_model
 from crawler.netguard import AddressPolicy
 
-#: Chromium flags that work in containers without a GPU or network-side services (DESIGN.md).
+#: Chromium flags that work in containers without a GPU or network-side services (docs/design.md).
 CHROMIUM_FLAGS = (
     "--no-sandbox",
     "--disable-gpu",

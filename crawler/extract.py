@@ -1,6 +1,6 @@
 """Extraction of one fetched body into the content fields of a page record (usable without Scrapy).
 
-Libraries combined (speeds measured on this machine, see DESIGN.md and docs/crawler.md):
+Libraries combined (speeds measured on this machine, see docs/crawler.md and docs/design.md):
 
 - visible text (boilerplate included, the judge needs navigation/ad/CTA cues): resiliparse;
 - main text: trafilatura (``fast=True``; token F1 0.99 median on AEB against 0.95 for resiliparse),
