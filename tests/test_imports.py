@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,8 @@ def module_names() -> list[str]:
 
 
 MODULES = module_names()
+#: The environment of the fresh interpreters, without what tests/conftest.py sets for the tests' Ray.
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
 
 
 def module_file(name: str) -> Path:
@@ -184,7 +187,12 @@ print(json.dumps(results))
 
 def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", EACH_FIRST, *MODULES], cwd=REPO, capture_output=True, text=True, timeout=600
+        [sys.executable, "-c", EACH_FIRST, *MODULES],
+        cwd=REPO,
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(done.stdout.strip().splitlines()[-1])
@@ -195,5 +203,7 @@ def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
 
 def test_importing_jobs_leaves_the_environment_alone() -> None:
     code = "import os; old = dict(os.environ); import jobs.cli, jobs.reduce; print(old == dict(os.environ))"
-    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=CLEAN_ENV, capture_output=True, text=True, timeout=120
+    )
     assert done.stdout.strip() == "True", done.stderr
