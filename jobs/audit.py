@@ -31,7 +31,6 @@ import pyarrow.dataset as ds
 from crawler.errors import InputError
 from crawler.schema import PAGE_SCHEMA
 from crawler.storage import RunStore
-from jobs.analysis import write_report
 from jobs.collectors.serp import load_serp
 from jobs.config import AuditConfig, load_config
 from jobs.crawl import crawl_run
@@ -235,6 +234,8 @@ class Audit:
         report = self.config.report
         if not report.serp_systems and self.config.inputs.serp:
             report = report.model_copy(update={"serp_systems": list(self.config.inputs.serp)})
+        from jobs.analysis import write_report  # matplotlib and scipy: loaded when a report is written
+
         written = write_report(self.store.uri, config=report)
         return {"files": len(written)}
 

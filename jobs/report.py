@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from crawler.errors import InputError
-from jobs.analysis import ReportConfig, write_report
+from jobs.analysis import ReportConfig
 from jobs.analysis.run_summary import Prices
 from jobs.cli import nonnegative_float, positive_int, probability, run_module
 
@@ -81,6 +81,8 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        from jobs.analysis import write_report  # matplotlib and scipy: not needed for --help
+
         written = write_report(args.run, config=config_from_args(args))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
