@@ -22,7 +22,7 @@ import sys
 import pandas as pd
 import pyarrow.dataset as ds
 
-from crawler.errors import InputError, validate_model
+from crawler.base import InputError, apply_override, validate_model
 from crawler.storage import RunStore
 from jobs.analysis.calibration import Calibration, GateThresholds, calibrate, judge_scores
 from jobs.analysis.document import Report, Section, Table
@@ -31,7 +31,14 @@ from jobs.analysis.labels import load_human_labels
 from jobs.analysis.render_markdown import render_markdown
 from jobs.analysis.run_data import read_frame
 from jobs.analysis.urls import canonical_url
-from jobs.cli import finite_float, nonnegative_float, nonnegative_int, positive_int, run_module
+from jobs.cli import (
+    add_set_argument,
+    finite_float,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+    run_module,
+)
 
 FEWSHOT_PAGE_COLUMNS = (
     "url",
@@ -65,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--min-items", type=positive_int, default=1, help="fewest labelled items per dimension"
     )
     parser.add_argument("--out", help="output folder (default <first run>/calibration)")
+    add_set_argument(parser, "min_qwk=0.6")
     parser.add_argument(
         "--fewshot-per-stage", type=nonnegative_int, default=2, help="few-shot examples per stage (0: none)"
     )
@@ -88,11 +96,16 @@ def thresholds_from_args(args: argparse.Namespace) -> GateThresholds:
         "--min-items": ("min_items", args.min_items),
     }
     flags = {field: flag for flag, (field, _) in values.items()}
+    settings = dict(values.values())
+    for assignment in args.overrides:
+        apply_override(settings, assignment)
     try:
-        return validate_model(GateThresholds, dict(values.values()), "command line")
+        return validate_model(GateThresholds, settings, "command line")
     except InputError as exc:
-        flag = flags.get((exc.field or "").split(".")[0], "command line")
-        raise InputError(flag, exc.reason) from None
+        field = (exc.field or "").split(".")[0]
+        if field in flags:
+            raise InputError(flags[field], exc.reason) from None
+        raise InputError("--set", exc.reason, field=exc.field) from None
 
 
 def load_judges(runs: list[str]) -> dict[str, pd.DataFrame]:

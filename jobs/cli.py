@@ -86,6 +86,34 @@ class Deprecated(argparse.Action):
         setattr(namespace, self.dest, [*items, values])
 
 
+def add_set_argument(parser: argparse.ArgumentParser, example: str) -> None:
+    """``--set KEY=VALUE``: the one override path of every command that has a config."""
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help=f"override one config field, e.g. {example} (value parsed as YAML; repeatable)",
+    )
+
+
+def dotted_overrides(assignments: Sequence[str]) -> dict[str, Any]:
+    """``--set`` assignments as ``{"dotted.key": value}``, values parsed as YAML."""
+    from crawler.base import apply_override
+
+    flat: dict[str, Any] = {}
+    for assignment in assignments:
+        tree: dict[str, Any] = {}
+        apply_override(tree, assignment)
+        key = assignment.partition("=")[0].strip()
+        node: Any = tree
+        for part in key.split("."):
+            node = node[part.strip()]
+        flat[".".join(part.strip() for part in key.split("."))] = node
+    return flat
+
+
 def build_parser(name: str, module_name: str, help_text: str) -> tuple[argparse.ArgumentParser, object]:
     """The argument parser of one job module, shared by the CLI and ``python -m jobs.<name>``."""
     module = importlib.import_module(module_name)

@@ -19,7 +19,7 @@ import sys
 
 from crawler.errors import InputError
 from crawler.storage import RunStore
-from jobs.cli import positive_float, positive_int, run_module
+from jobs.cli import add_set_argument, dotted_overrides, positive_float, positive_int, run_module
 from jobs.collectors.config import CollectConfig, load_collect_config
 from jobs.collectors.keys import KeyRing
 from jobs.collectors.runner import Sweep
@@ -68,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout-s", type=positive_float, help="override each endpoint's request timeout, seconds"
     )
+    add_set_argument(parser, "chunk_size=50")
     parser.add_argument("--max-attempts", type=positive_int, help="override each endpoint's tries per query")
 
 
@@ -109,7 +110,8 @@ def build_queries(config: CollectConfig):
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    overrides = {k: v for k, v in vars(args).items() if k != "config"}
+    overrides = {k: v for k, v in vars(args).items() if k not in {"config", "overrides"}}
+    overrides.update(dotted_overrides(args.overrides))
     try:
         config = load_collect_config(args.config, overrides)
         systems = build_systems(config)

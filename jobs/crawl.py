@@ -25,13 +25,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from crawler.base import apply_override
 from crawler.config import CrawlConfig
 from crawler.errors import InputError
 from crawler.runner import STAGE, reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
 from crawler.shards import CrawlShard, group_urls, shard_name
 from crawler.storage import RunStore
-from jobs.cli import positive_int, run_module
+from jobs.cli import add_set_argument, positive_int, run_module
 from jobs.ray_runtime import RayConfig, ensure_ray
 
 log = logging.getLogger("sourcebench.crawl")
@@ -197,6 +198,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(RETRYABLE_STATUSES),
         help="fetch again the URLs an earlier run ended with this status (repeatable)",
     )
+    add_set_argument(parser, "politeness.per_host_concurrency=2")
     parser.add_argument("--ray-address", help="Ray cluster address (default: $RAY_ADDRESS or a local Ray)")
     parser.add_argument("--no-ray", action="store_true", help="run shards in this process, one after another")
 
@@ -216,6 +218,8 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         data["network"]["allow_private_networks"] = True
     if args.allowlist:
         data["network"]["allowlist"] = [*data["network"]["allowlist"], *args.allowlist]
+    for assignment in args.overrides:
+        apply_override(data, assignment)
     return CrawlConfig.from_dict(data, source=args.config or "<command line>")
 
 

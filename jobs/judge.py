@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 
 from crawler.errors import InputError
 from crawler.storage import RunStore
-from jobs.cli import positive_int, run_module
+from jobs.cli import add_set_argument, dotted_overrides, positive_int, run_module
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, judge_run
 from judge.run import REQUEST_COLUMNS
@@ -63,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser, rescore: bool = True) -> None
     parser.add_argument("--current-date", help="The 'today' of the freshness stage, YYYY-MM-DD.")
     parser.add_argument("--token-budget", type=positive_int, help="Most prompt tokens per request.")
     parser.add_argument("--cache-uri", help="Judgment cache shared across runs.")
+    add_set_argument(parser, "sampling.max_tokens=512")
     parser.add_argument("--accelerator-type", help="Ray accelerator type that pins vLLM engines (e.g. H100).")
     if rescore:
         parser.add_argument(
@@ -89,6 +90,7 @@ def load_judge_config(args: argparse.Namespace) -> JudgeConfig:
         if engine is None and args.config:
             engine = JudgeConfig.from_yaml(args.config).engine
         overrides["openai.model" if engine == "openai" else "vllm.model"] = args.model
+    overrides.update(dotted_overrides(args.overrides))
     if args.config:
         return JudgeConfig.from_yaml(args.config, overrides=overrides)
     return JudgeConfig.from_dict({}, source="command line", overrides=overrides)

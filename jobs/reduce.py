@@ -27,9 +27,9 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from crawler.errors import InputError
+from crawler.base import InputError, apply_override, validate_model
 from crawler.storage import RunStore, resolve_uri
-from jobs.cli import Deprecated, nonnegative_int
+from jobs.cli import Deprecated, add_set_argument, nonnegative_int
 from jobs.inputs import load_enriched_scores, load_query_types
 from jobs.leaderboard.aggregate import LeaderboardAccumulator
 from jobs.leaderboard.batches import PARTIAL_COLUMNS, from_ipc, summarize_batch
@@ -315,17 +315,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ray (Ray Data), local (threads, no Ray start-up) or auto: ray when a cluster is addressed",
     )
     parser.add_argument("--ray-address", help="Ray cluster address (default: $RAY_ADDRESS or local)")
+    add_set_argument(parser, "batch_size=8192")
 
 
 def run(args: argparse.Namespace) -> int:
     if not args.inputs:
         raise InputError("--scores", "give at least one --scores NAME=PATH (or PATH)")
-    config = ReduceConfig(
-        policy=args.policy,
-        executor=args.executor,
-        bootstrap_replicates=args.bootstrap,
-        bootstrap_seed=args.seed,
-    )
+    settings = {
+        "policy": args.policy,
+        "executor": args.executor,
+        "bootstrap_replicates": args.bootstrap,
+        "bootstrap_seed": args.seed,
+    }
+    for assignment in args.overrides:
+        apply_override(settings, assignment)
+    config = validate_model(ReduceConfig, settings, "command line")
     summary = reduce_specs(
         [RunSpec.parse(text) for text in args.inputs],
         args.out,

@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from crawler.errors import InputError
+from crawler.base import InputError, apply_override, validate_model
 from jobs.analysis import ReportConfig
 from jobs.analysis.run_summary import Prices
-from jobs.cli import nonnegative_float, positive_int, probability, run_module
+from jobs.cli import add_set_argument, nonnegative_float, positive_int, probability, run_module
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--price-cached", type=nonnegative_float, help="USD per 1M cached prompt tokens")
     parser.add_argument("--price-output", type=nonnegative_float, help="USD per 1M output tokens")
     parser.add_argument("--title", help="report title")
+    add_set_argument(parser, "min_cell_sources=5")
 
 
 def config_from_args(args: argparse.Namespace) -> ReportConfig:
@@ -73,10 +74,9 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
             usd_per_1m_cached_prompt_tokens=args.price_cached,
             usd_per_1m_output_tokens=args.price_output or 0.0,
         ).model_dump()
-    try:
-        return ReportConfig.model_validate(settings)
-    except ValueError as exc:
-        raise InputError("command line", str(exc)) from None
+    for assignment in args.overrides:
+        apply_override(settings, assignment)
+    return validate_model(ReportConfig, settings, "command line")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -755,6 +755,27 @@ CASES: list[Case] = [
         ],
         ["k.yaml"],
     ),
+    # -- --set, the one override path of every command ------------------------------------------------
+    (
+        "reduce-set-typo",
+        lambda t: [*reduce_args(t, "a=" + good_enriched(t)), "--set", "bootstap_replicates=10"],
+        ["bootstap_replicates", "unknown key"],
+    ),
+    (
+        "reduce-set-bad-value",
+        lambda t: [*reduce_args(t, "a=" + good_enriched(t)), "--set", "batch_size=0"],
+        ["batch_size"],
+    ),
+    (
+        "crawl-set-typo",
+        lambda t: ["crawl", "--run", "r", "--urls", "u.txt", "--set", "politness.x=1"],
+        ["politness"],
+    ),
+    ("judge-set-typo", lambda t: ["judge", "--run", str(t), "--set", "sampling.temp=0"], ["sampling.temp"]),
+    ("report-set-typo", lambda t: ["report", "--run", str(t), "--set", "prices.usd=1"], ["prices.usd"]),
+    ("calibrate-set-typo", lambda t: ["calibrate", "--run", str(t), "--set", "max_mea=1"], ["max_mea"]),
+    ("collect-set-typo", lambda t: ["collect", "--out", str(t), "--set", "chunk=3"], ["chunk"]),
+    ("costbench-set-typo", lambda t: ["costbench", "--run", str(t), "--set", "vllm.modle=x"], ["vllm.modle"]),
     # -- costbench, export, extract -------------------------------------------------------------------
     ("costbench-sample-zero", lambda t: ["costbench", "--run", str(t), "--sample", "0"], ["--sample"]),
     ("costbench-gpus-negative", lambda t: ["costbench", "--run", str(t), "--gpus", "-1"], ["--gpus"]),
@@ -799,6 +820,13 @@ def test_numeric_strings_in_range_are_scores(tmp_path: Path, capsys) -> None:
     path = write(tmp_path, "e.json", enriched(vector(authority="4", freshness=" 5 ")))
     assert main(reduce_args(tmp_path, f"a={path}")) == 0
     assert "a" in capsys.readouterr().out
+
+
+def test_set_overrides_a_reduce_setting(tmp_path: Path, capsys) -> None:
+    args = [*reduce_args(tmp_path, "a=" + good_enriched(tmp_path)), "--set", "policy=complete"]
+    assert main(args) == 0
+    data = json.loads((tmp_path / "lb" / "leaderboard_data.json").read_text())
+    assert data["metadata"]["policy"] == "complete"
 
 
 def test_deprecated_run_flag_still_works(tmp_path: Path, capsys) -> None:
