@@ -44,8 +44,22 @@ def _beats_next(analyses: Analyses) -> list[float]:
     ]
 
 
+def _difference_to_next(analyses: Analyses) -> list[str]:
+    """The paired difference to the system ranked just below, with its interval ("" for the last)."""
+    pairs = analyses.pairwise.set_index(["system_a", "system_b"])
+    names = analyses.leaderboard["model_name"].tolist()
+    cells = []
+    for a, b in zip(names, names[1:], strict=False):
+        if (a, b) not in pairs.index:
+            cells.append("")
+            continue
+        row = pairs.loc[(a, b)]
+        cells.append(with_interval(row["mean_diff"], row["diff_ci_low"], row["diff_ci_high"]))
+    return [*cells, ""]
+
+
 def _tie_groups(leaderboard: pd.DataFrame) -> list[str]:
-    """``a ~ b ~ c`` for each run of consecutive systems linked by overlapping intervals."""
+    """``a ~ b ~ c`` for each run of consecutive systems whose paired difference interval includes 0."""
     groups, current = [], []
     for name, tied in zip(leaderboard["model_name"], leaderboard["weighted_tied_with"], strict=True):
         if current and current[-1] in str(tied).split(";"):
@@ -72,9 +86,11 @@ def findings(analyses: Analyses, config: ReportConfig) -> list[str]:
     if len(lb) > 1:
         groups = _tie_groups(lb)
         items.append(
-            f"Not separated by the data ({level} intervals overlap): {'; '.join(groups)}."
+            f"Not separated by the data (the {level} interval of their paired difference includes 0): "
+            f"{'; '.join(groups)}."
             if groups
-            else f"Every adjacent pair of systems is separated: no {level} intervals overlap."
+            else f"Every adjacent pair of systems is separated: the {level} interval of each paired "
+            "difference excludes 0."
         )
     means = analyses.dimension_means.mean()
     labels = {d.key: d.label for d in DIMENSIONS}
@@ -95,9 +111,14 @@ def findings(analyses: Analyses, config: ReportConfig) -> list[str]:
             direction = (
                 "inverse, as in the paper" if url["spearman_rho"] < 0 else "positive, unlike the paper"
             )
+            p = (
+                f"{url['p_method']} p = {url['spearman_p']:.2g}"
+                if url.get("p_method") in ("exact", "asymptotic")
+                else "no p-value"
+            )
             items.append(
                 f"Score vs URL overlap with {url['serp_system']} across {url['n_systems']} systems: Spearman "
-                f"{url['spearman_rho']:.2f} ({direction})."
+                f"{url['spearman_rho']:.2f}, {p} ({direction})."
             )
     if analyses.statuses is not None:
         statuses = analyses.statuses.set_index("status")["pages"]
@@ -134,11 +155,12 @@ def leaderboard_section(analyses: Analyses, config: ReportConfig, colors: dict) 
                     lb[UNWEIGHTED], lb["unweighted_ci_low"], lb["unweighted_ci_high"], strict=True
                 )
             ],
+            f"Difference to next [{level} CI]": _difference_to_next(analyses),
             "P(beats next)": _beats_next(analyses),
             "Sources": lb["num_sources"],
             "Queries": lb["num_queries"],
             **({"Complete": lb["num_complete_scores"]} if "num_complete_scores" in lb else {}),
-            "Tied with (intervals overlap)": lb["weighted_tied_with"].replace("", "–"),
+            "Tied with (difference CI includes 0)": lb["weighted_tied_with"].replace("", "–"),
         }
     )
     origin = "the reduce (leaderboard_overall)" if analyses.intervals_source == "reduce" else "this report"
@@ -147,10 +169,13 @@ def leaderboard_section(analyses: Analyses, config: ReportConfig, colors: dict) 
         figures.leaderboard_intervals(lb, colors, config.confidence_level),
         Note(
             f"Intervals: percentile bootstrap over queries ({config.n_boot} replicates, seed {config.seed}), "
-            f"computed by {origin}. Systems whose intervals overlap are listed as tied: the data do not "
-            "separate them. 'P(beats next)' is the share of paired replicates in which a system "
-            "scores above the "
-            "system ranked just below it."
+            f"computed by {origin}. 'Difference to next' is the weighted score minus that of the system "
+            "ranked just below, with the interval of that difference over paired replicates (every "
+            f"system scored on the same resampled queries, {config.n_boot} replicates, seed "
+            f"{config.seed}); two systems are listed as tied when the interval of their paired "
+            "difference includes 0. Their own intervals may overlap while the difference is clear: "
+            "queries that are hard for one system are hard for the other too. 'P(beats next)' is the "
+            "share of paired replicates in which a system scores above the system ranked just below it."
         ),
     ]
     if len(lb) >= 2:
@@ -211,6 +236,8 @@ def _breakdown_blocks(
             cmap="viridis",
             alt=f"Heatmap of each system's mean weighted score per {label}.",
             caption="Blank cells: no (or too few) sources.",
+            basis=f"{int(counts['all'].sum()):,} cited sources of {len(means)} systems, weighted scores "
+            f"averaged per system and {label}",
         ),
         Table(
             counts, index=True, caption=f"Sources per system and {label}", formats={c: INT for c in counts}
@@ -230,13 +257,19 @@ def breakdown_sections(analyses: Analyses) -> list[Section]:
             _breakdown_blocks(*analyses.by_query_type, order, "query_types", "query type"),
         )
     ]
-    language_blocks = (
+    language_blocks = _notes(analyses, "language") + (
         _breakdown_blocks(*analyses.by_language, order, "languages", "language")
         if analyses.by_language is not None
-        else _notes(analyses, "language")
+        else []
     )
     sections.append(
-        Section("languages", "By language", "Language of the query (ISO 639-1).", language_blocks)
+        Section(
+            "languages",
+            "By language",
+            "Language the question was asked in (ISO 639-1): the answer's tag from a multilingual sweep, "
+            "else the queries file's. A page's detected language plays no part.",
+            language_blocks,
+        )
     )
     return sections
 
@@ -261,6 +294,7 @@ def correlations_section(analyses: Analyses) -> Section:
                 vmax=1,
                 fmt="{:.2f}",
                 alt="Heatmap of the Spearman correlation matrix of the 8 rubric dimensions.",
+                basis=f"all {len(analyses.leaderboard)} systems' scored sources pooled, pairwise-complete",
             ),
             Table(corr, index=True, formats={c: "{:.2f}" for c in corr.columns}),
         ],
@@ -313,6 +347,7 @@ def overlap_section(analyses: Analyses, config: ReportConfig, colors: dict) -> S
                 "n_systems": "Systems",
                 "spearman_rho": "Spearman rho",
                 "spearman_p": "p-value",
+                "p_method": "p from",
                 "pearson_r": "Pearson r",
             }
         )
@@ -363,7 +398,12 @@ def ablation_sections(analyses: Analyses) -> list[Section]:
             key = "ablation_" + name.replace(" x ", "_x_").replace(" ", "_")
             ablation_blocks.append(
                 figures.heatmap(
-                    cells, key, f"Mean weighted score: {name}", alt=f"Heatmap of the {name} ablation."
+                    cells,
+                    key,
+                    f"Mean weighted score: {name}",
+                    alt=f"Heatmap of the {name} ablation.",
+                    basis="each system's weighted score (mean over its sources), averaged over the systems "
+                    "in each cell",
                 )
             )
     correctness_blocks: list[Any] = _notes(analyses, "correctness")
@@ -375,6 +415,7 @@ def ablation_sections(analyses: Analyses) -> list[Section]:
                 "score": "Score",
                 "spearman_rho": "Spearman rho",
                 "spearman_p": "p-value",
+                "p_method": "p from",
                 "pearson_r": "Pearson r",
                 "mean_when_correct": "Mean if correct",
                 "mean_when_incorrect": "Mean if incorrect",
