@@ -24,7 +24,7 @@ import pyarrow as pa
 from crawler.errors import InputError
 from crawler.schema import PAGE_SCHEMA
 from crawler.storage import RunStore
-from jobs.leaderboard.writers import json_query_id
+from jobs.leaderboard.writers import json_query_id, safe_file_name
 from judge import content_vectors, read_judgments
 from judge.rubric import DIMENSION_KEYS
 
@@ -112,10 +112,6 @@ def export_enriched_json(run_uri: str, out_uri: str) -> dict[str, str]:
         out.write_bytes(name, json.dumps(records, indent=2, ensure_ascii=False).encode("utf-8"))
         written[system] = out.uri_of(name)
     return written
-
-
-def safe_file_name(system: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in system) or "system"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

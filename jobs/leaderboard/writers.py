@@ -108,6 +108,11 @@ def rows_to_csv(rows: list[dict[str, Any]]) -> str:
     return buffer.getvalue()
 
 
+def safe_file_name(system: str) -> str:
+    """A system name as a file name (letters, digits, ``-_.``; anything else becomes ``_``)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in system) or "system"
+
+
 def json_query_id(value: Any) -> Any:
     """The official JSON keeps digit-only query ids as numbers."""
     return int(value) if isinstance(value, str) and value.isdigit() else value
