@@ -227,7 +227,12 @@ class Audit:
         return {"sources": scores.num_rows, **status_counts(scores)}
 
     def stage_reduce(self) -> dict[str, Any]:
-        summary = reduce_run(self.store.uri, self.config.reduce, self.config.cluster.ray)
+        summary = reduce_run(
+            self.store.uri,
+            self.config.reduce,
+            self.config.cluster.ray,
+            serp_systems=list(self.config.inputs.serp),
+        )
         return {"sources": summary["sources"], "systems": summary["systems"]}
 
     def stage_report(self) -> dict[str, Any]:
