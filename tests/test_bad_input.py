@@ -534,6 +534,17 @@ CASES: list[Case] = [
         lambda t: ["judge", "--run", str(t), "--requests", write(t, "r.parquet", BINARY)],
         ["r.parquet"],
     ),
+    (
+        "judge-requests-conflicting-text",
+        lambda t: [
+            "judge",
+            "--run",
+            str(t),
+            "--requests",
+            write(t, "r.csv", "url_key,query_id,query_text\nk1,1,first question\nk1,1,another question\n"),
+        ],
+        ["r.csv", "line 3", "query_text"],
+    ),
     # -- calibrate ---------------------------------------------------------------------------------
     (
         "calibrate-dimension-typo",
