@@ -28,9 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from crawler.errors import InputError
+from crawler.base import InputError, RunStore
 from crawler.schema import PAGE_SCHEMA
-from crawler.storage import RunStore
 from jobs.collectors.serp import load_serp
 from jobs.config import AuditConfig, load_config
 from jobs.crawl import crawl_run

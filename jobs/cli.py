@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from crawler.errors import InputError
+from crawler.errors import InputError  # not crawler.base: `--version` and `--help` need no pydantic
 
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {

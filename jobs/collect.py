@@ -17,8 +17,7 @@ import json
 import logging
 import sys
 
-from crawler.errors import InputError
-from crawler.storage import RunStore
+from crawler.base import InputError, RunStore
 from jobs.cli import add_set_argument, dotted_overrides, positive_float, positive_int, run_module
 from jobs.collectors.bundles import write_answer_bundles
 from jobs.collectors.config import CollectConfig, load_collect_config

@@ -26,8 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawler.errors import InputError
-from crawler.storage import RunStore
+from crawler.base import InputError, RunStore
 from jobs.cli import nonnegative_float, positive_float, positive_int, run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run

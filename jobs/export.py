@@ -26,9 +26,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from crawler.errors import InputError
+from crawler.base import InputError, RunStore
 from crawler.schema import PAGE_SCHEMA
-from crawler.storage import RunStore
 from jobs.leaderboard.metrics import RANK_COLUMNS
 from jobs.leaderboard.writers import json_query_id, safe_file_name
 from judge import content_vectors, read_judgments

@@ -28,8 +28,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from crawler.base import InputError, apply_override, validate_model
-from crawler.storage import RunStore, resolve_uri
+from crawler.base import InputError, RunStore, apply_override, resolve_uri, validate_model
 from jobs.cli import Deprecated, add_set_argument, nonnegative_int
 from jobs.collectors.serp import load_serp
 from jobs.inputs import load_enriched_scores, load_query_types

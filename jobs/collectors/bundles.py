@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pyarrow as pa
 
-from crawler.storage import RunStore
+from crawler.base import RunStore
 from jobs.collectors.systems import EndpointSystem
 from jobs.leaderboard.writers import json_query_id, safe_file_name
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawler.errors import InputError
+from crawler.base import InputError
 from jobs.inputs import official_score
 from jobs.leaderboard.aggregate import GROUPINGS, LeaderboardAccumulator
 from jobs.leaderboard.metrics import RANK_COLUMNS, SOURCE_METRICS_SCHEMA, add_source_metrics, included_mask

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawler.storage import RunStore
+from crawler.base import RunStore
 from judge.rubric import DIMENSION_KEYS, WEIGHTED_SCALE, WEIGHTS
 
 MAIN_TABLE_COLUMNS = (
