@@ -137,7 +137,10 @@ class Audit:
                 self.run_stage("judge", judge_fp, self.stage_judge)
             scores_fp = fingerprint(judge_fp)
             self.run_stage("scores", scores_fp, self.stage_scores)
-            reduce_fp = fingerprint(scores_fp, config.reduce.model_dump(mode="json"))
+            # the SERP names decide the official rank columns the reduce fills
+            reduce_fp = fingerprint(
+                scores_fp, config.reduce.fingerprint_payload(), sorted(config.inputs.serp)
+            )
             self.run_stage("reduce", reduce_fp, self.stage_reduce)
             if config.report is not None:
                 self.run_stage("report", fingerprint(reduce_fp), self.stage_report)
