@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import inspect
 import json
 import os
 import platform
@@ -58,10 +59,9 @@ def extraction_rate(pages: list[tuple[str, bytes]], passes: int = 2) -> dict:
     """
     from crawler.extract import extract_page
 
-    try:
+    StageTimes = None  # noqa: N806 (a baseline from before the stage timer has none)
+    if "times" in inspect.signature(extract_page).parameters:
         from crawler.stagetimes import StageTimes
-    except ImportError:  # a baseline from before the stage timer
-        StageTimes = None  # noqa: N806
     rates, records, times = [], [], None
     for _ in range(passes):
         times = StageTimes() if StageTimes else None
@@ -75,8 +75,16 @@ def extraction_rate(pages: list[tuple[str, bytes]], passes: int = 2) -> dict:
         hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()[:16]
         for record in records
     ]
-    stage_ms = {stage: round(1000 * s / len(pages), 3) for stage, s in times.seconds.most_common()} if times else {}
-    return {"pages": len(pages), "pass_rates": rates, "steady": rates[-1], "stage_ms": stage_ms, "digests": digests}
+    stage_ms = (
+        {stage: round(1000 * s / len(pages), 3) for stage, s in times.seconds.most_common()} if times else {}
+    )
+    return {
+        "pages": len(pages),
+        "pass_rates": rates,
+        "steady": rates[-1],
+        "stage_ms": stage_ms,
+        "digests": digests,
+    }
 
 
 def _worker(root: str, fixed_url: bool, out: str) -> None:
@@ -99,7 +107,9 @@ def _measure(root: Path, fixed_url: bool) -> dict:
 
 def _export(ref: str, into: Path) -> Path:
     """The ``crawler/`` package of git ``ref``, exported under ``into``."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "crawler"], check=True, capture_output=True)
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", ref, "crawler"], check=True, capture_output=True
+    )
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive.stdout, check=True)
     return into
 
@@ -115,10 +125,14 @@ def _cpu_model() -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--rounds", type=int, default=3, help="processes per version, alternating")
     parser.add_argument("--baseline-ref", default="main", help="git ref of the baseline, or 'none'")
-    parser.add_argument("--fixed-url", action="store_true", help="extract every page as https://example.com/page")
+    parser.add_argument(
+        "--fixed-url", action="store_true", help="extract every page as https://example.com/page"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -149,7 +163,9 @@ def main() -> None:
         "pages": best["pages"],
         "urls": "fixed" if args.fixed_url else "real",
         "extraction_pages_per_s_per_core": ours,
-        "extraction_first_pass_pages_per_s_per_core": statistics.median(run["pass_rates"][0] for run in ours_runs),
+        "extraction_first_pass_pages_per_s_per_core": statistics.median(
+            run["pass_rates"][0] for run in ours_runs
+        ),
         "stage_cpu_ms_per_page": stage_ms,
         "stage_share": {stage: round(ms / total_ms, 3) for stage, ms in stage_ms.items()},
         "rounds": args.rounds,

