@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from crawler.errors import InputError
+from crawler.layout import LAYOUT
 from crawler.schema import PAGE_SCHEMA
 from crawler.storage import RunStore
 from jobs.collectors.serp import load_serp
@@ -38,23 +39,16 @@ from jobs.inputs import load_citations, load_queries
 from jobs.manifest import RunManifest, file_sha256, fingerprint
 from jobs.ray_runtime import ensure_ray
 from jobs.reduce import print_leaderboard, reduce_run
-from jobs.scoring import (
-    ALIAS_COLUMNS,
-    SCORES_PATH,
-    page_ids,
-    page_vectors,
-    score_sources,
-    select_sources,
-    status_counts,
-)
+from jobs.scoring import SCORES_PATH, page_vectors, score_sources, select_sources, status_counts
 from judge import content_vectors, judge_run
-from judge.run import FINAL_STATUSES
+from judge.pairs import ALIAS_COLUMNS, judge_pairs, page_ids, pair_ids
+from judge.run import FINAL_STATUSES, page_index
 from judge.schema import JUDGMENT_SCHEMA
 
 STAGE_MARKERS = "audit"
-QUERIES_PATH = "inputs/queries.parquet"
-CITATIONS_PATH = "inputs/citations.parquet"
-SELECTED_PATH = "inputs/selected_sources.parquet"
+QUERIES_PATH = LAYOUT.queries
+CITATIONS_PATH = LAYOUT.citations
+SELECTED_PATH = LAYOUT.selected
 LEADERBOARD_DATA = "leaderboard/leaderboard_data.json"
 STATUS_COLUMNS = ("url_key", "status")
 
@@ -179,13 +173,17 @@ class Audit:
 
     def stage_judge(self) -> dict[str, Any]:
         """Judge every fetched page for every query that cites it (three stage requests each)."""
-        requests = self.judge_requests(self.read_pages(ALIAS_COLUMNS))
+        requests = self.cited_requests()
         if requests.num_rows:
             judge_run(self.store.uri, requests, self.config.judge)
         return self.check_judgments(requests)
 
     def stage_crawl_and_judge_streaming(self, crawl_fp: str, judge_fp: str) -> None:
-        """Crawl in a background thread and judge each newly committed page while the crawl runs."""
+        """Crawl in a background thread; judge the pages of each crawl shard as soon as its marker appears.
+
+        Each pass reads only the page parts of the shards finished since the last pass; a page that is
+        an alias of one judged in an earlier pass (same final URL and content) is left to that judgment.
+        """
         failure: list[BaseException] = []
 
         def crawl() -> None:
@@ -195,19 +193,32 @@ class Audit:
                 failure.append(exc)
 
         def judge() -> dict[str, Any]:
-            judged: set[tuple[str, str]] = set()
+            requests = self.cited_requests()
+            taken: set[str] = set()  # crawl shards whose pages were handed to the judge
+            waiting: list[str] = []  # their page parts, not judged yet
+            judged_pages = pa.array([], pa.string())  # page ids judged in earlier passes
             while True:
                 finished = not crawler.is_alive()
                 if failure:
                     raise failure[0]
-                requests = self.judge_requests(self.read_pages(ALIAS_COLUMNS), exclude=judged)
-                enough = requests.num_rows >= self.config.cluster.stream_min_requests
-                if requests.num_rows and (enough or finished):
-                    self.log(f"[judge] streaming {requests.num_rows} new page x query requests")
-                    judge_run(self.store.uri, requests, self.config.judge)
-                    judged.update(page_query_pairs(requests))
-                if finished:
-                    return self.check_judgments(self.judge_requests(self.read_pages(ALIAS_COLUMNS)))
+                shards = self.store.done_tasks(LAYOUT.crawl) - taken
+                if shards:
+                    taken |= shards
+                    names = self.store.listdir(LAYOUT.pages, suffix=".parquet")
+                    waiting += [n for n in names if LAYOUT.shard_of_page_part(n) in shards]
+                if waiting:
+                    index = page_index(self.store, waiting)
+                    ids = page_ids(index)
+                    aliases = ids.filter(pc.is_in(ids["page_id"], judged_pages))["url_key"]
+                    index = index.filter(pc.invert(pc.is_in(index["url_key"], aliases)))
+                    wanted = requests.filter(pc.is_in(requests["url_key"], index["url_key"]))
+                    if wanted.num_rows >= self.config.cluster.stream_min_requests or finished:
+                        self.log(f"[judge] streaming {wanted.num_rows} new page x query requests")
+                        judge_run(self.store.uri, wanted, self.config.judge, index=index)
+                        judged_pages = pa.concat_arrays([judged_pages, ids["page_id"].combine_chunks()])
+                        waiting = []
+                if finished and not waiting:
+                    return self.check_judgments(requests)
                 time.sleep(self.config.cluster.poll_s)
 
         crawler = threading.Thread(target=crawl, name="audit-crawl", daemon=True)
@@ -251,27 +262,16 @@ class Audit:
         )
         return dataset.to_table(columns=list(columns) if columns else None)
 
-    def judge_requests(self, pages: pa.Table, exclude: set[tuple[str, str]] | None = None) -> pa.Table:
-        """One request per (fetched page, citing query), less the ``exclude`` (page_id, query_id) pairs.
+    def cited_requests(self) -> pa.Table:
+        """``url_key, query_id, query_text``: every selected source with the text of its query.
 
-        Columns ``url_key, query_id, query_text, page_id``. Cited URLs that reach the same page
-        (:func:`jobs.scoring.page_ids`) are requested once, under the smallest of their url_keys.
+        Which of these pairs get judged is decided by :func:`judge.pairs.judge_pairs`, as everywhere.
         """
-        queries = self.store.read_table(QUERIES_PATH).select(["query_id", "query"])
+        queries = self.store.read_table(LAYOUT.queries).select(["query_id", "query"])
         queries = queries.rename_columns(["query_id", "query_text"])
-        pairs = (
-            self.selected()
-            .select(["url_key", "query_id"])
-            .join(page_ids(pages), "url_key", join_type="inner")
-        )
-        requests = pairs.group_by(["page_id", "query_id"]).aggregate([("url_key", "min")])
-        requests = requests.rename_columns(["page_id", "query_id", "url_key"])
-        if exclude:
-            keep = [pair not in exclude for pair in page_query_pairs(requests)]
-            requests = requests.filter(pa.array(keep, pa.bool_()))
-        requests = requests.join(queries, "query_id", join_type="inner")
-        return requests.select(["url_key", "query_id", "query_text", "page_id"]).sort_by(
-            [("url_key", "ascending"), ("query_id", "ascending")]
+        pairs = self.selected().select(["url_key", "query_id"])
+        return pairs.join(queries, "query_id", join_type="inner").select(
+            ["url_key", "query_id", "query_text"]
         )
 
     def check_pages(self) -> dict[str, Any]:
@@ -297,25 +297,23 @@ class Audit:
         (a rescore after a prompt change); the newest wins in the content vectors. What must never
         happen is one judgment of a page committed twice, or a request whose vector is incomplete.
         """
-        judgments = self.store.read_table("judgments", schema=JUDGMENT_SCHEMA)
+        judgments = self.store.read_table(LAYOUT.judgments, schema=JUDGMENT_SCHEMA)
         final = judgments.filter(pc.is_in(judgments["status"], pa.array(FINAL_STATUSES)))
-        rows = list(
-            zip(
-                *(final[c].to_pylist() for c in ("url_key", "query_id", "stage", "judgment_key")), strict=True
-            )
+        keys = final.select(["url_key", "query_id", "stage", "judgment_key"])
+        duplicates = (
+            keys.num_rows - keys.group_by(keys.column_names, use_threads=False).aggregate([]).num_rows
         )
-        duplicates = len(rows) - len(set(rows))
         ids = page_ids(self.read_pages(ALIAS_COLUMNS))
         vectors = page_vectors(content_vectors(judgments), ids)
         done = vectors[vectors["judge_status"] != "partial"]
         complete = set(zip(done["page_id"], done["query_id"], strict=True))
-        wanted = set(page_query_pairs(requests))
+        wanted = set(pair_ids(judge_pairs(requests, self.read_pages(ALIAS_COLUMNS))))
         missing = wanted - complete
         if duplicates or missing:
             raise IncompleteRunError(
                 f"judge output: {duplicates} judgments committed twice, {len(missing)} requests incomplete"
             )
-        return {"requests": requests.num_rows, "judgments": judgments.num_rows, **token_totals(judgments)}
+        return {"requests": len(wanted), "judgments": judgments.num_rows, **token_totals(judgments)}
 
     # -- the end-of-run summary -------------------------------------------------------------------------
     def summary(self, wall_s: float) -> dict[str, Any]:
@@ -338,11 +336,6 @@ class Audit:
                 if k.endswith("tokens") or k == "judgments"
             },
         }
-
-
-def page_query_pairs(requests: pa.Table) -> list[tuple[str, str]]:
-    """The (page_id, query_id) pairs of a requests table, in row order."""
-    return list(zip(requests["page_id"].to_pylist(), requests["query_id"].to_pylist(), strict=True))
 
 
 def token_totals(judgments: pa.Table) -> dict[str, int]:

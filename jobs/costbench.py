@@ -32,8 +32,9 @@ from jobs.cli import nonnegative_float, positive_float, positive_int, run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run
 from jobs.ray_runtime import RayConfig, ensure_ray
-from judge import accounting, judge_run, read_judgments
+from judge import accounting, judge_pairs, judge_run, page_index, read_judgments
 from judge.rubric import STAGES
+from judge.run import validate_requests
 
 PAGES_PER_PROJECTION = 1_000_000
 
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         config = load_judge_config(args)
         store = RunStore(args.run)
         requests = read_requests(args.requests) if args.requests else requests_from_run(store)
-        requests = sample_requests(requests, args.sample)
+        requests = sample_requests(judge_pairs(validate_requests(requests), page_index(store)), args.sample)
         if not requests.num_rows:
             raise InputError(store.uri_of(), "no requests to sample", field="--sample")
         bench = RunStore(store.uri_of("costbench", args.label))

@@ -165,7 +165,17 @@ class JudgeConfig(_Strict):
         None,
         description="Judgment cache shared across runs (local dir or s3://); None = the run's own judgments.",
     )
-    write_batch_size: int = Field(256, ge=1, description="Judgments per Parquet part (the unit of resume).")
+    write_batch_size: int = Field(
+        256, ge=1, description="Judgments per Parquet part (what a killed unit loses at most)."
+    )
+    executor: Literal["auto", "ray", "local"] = Field(
+        "auto",
+        description="Where units of work run: ray (a Ray Data pipeline), local (this process, one unit "
+        "after another), auto (ray when Ray is running or $RAY_ADDRESS is set). vllm always uses Ray.",
+    )
+    workers: int | None = Field(
+        None, ge=1, description="Most unit workers (actors) at once; None = the cluster's CPUs."
+    )
 
     @model_validator(mode="after")
     def _fits_context(self) -> JudgeConfig:

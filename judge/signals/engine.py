@@ -12,7 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from judge.config import JudgeConfig
-from judge.engines.base import Completion
+from judge.engines.base import Completion, Judged, PromptStage, outcome_of
 from judge.packet import StageRequest
 from judge.signals import features
 from judge.signals.authority import DomainAuthority
@@ -52,6 +52,20 @@ class SignalsJudge:
     @property
     def model(self) -> str:
         return f"{SIGNALS_VERSION}/{self.config.signals.relevance}"
+
+    @property
+    def prompt_layout(self) -> None:
+        return None
+
+    def prompt_stage(self) -> PromptStage | None:
+        return None
+
+    def judge(self, requests: Sequence[StageRequest]) -> Iterator[Judged]:
+        """Outcomes of the requests: the rules' JSON answers, validated like an LLM's."""
+        by_key = {r.judgment_key: r for r in requests}
+        for completion in self.score(requests):
+            request = by_key[completion.key]
+            yield Judged(request, outcome_of(completion, request.stage))
 
     def prompt_version(self, stage: str) -> str:
         return f"{SIGNALS_VERSION}:list-{self._list_hash}"
