@@ -43,6 +43,12 @@ class Politeness(_Model):
         gt=0,
         description="AutoThrottle's goal of parallel requests per host (capped by per_host_concurrency).",
     )
+    max_crawl_delay_s: float = Field(
+        30.0,
+        ge=0,
+        description="Longest robots.txt Crawl-delay honoured (as a per-host floor of the delay); a host "
+        "asking for more is not crawled: its URLs end as robots_disallowed.",
+    )
     total_concurrency: int = Field(256, ge=1, description="Parallel requests of one shard process in total.")
     user_agent: str = Field(
         "sourcebench-crawler/0.1 (+https://github.com/WukLab/SourceBench; research audit)",

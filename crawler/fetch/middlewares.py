@@ -113,6 +113,8 @@ class PageRobotsMiddleware(RobotsTxtMiddleware):
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._crawl_delays: dict[str, float | None] = {}  # host -> robots.txt Crawl-delay (None: none)
+        self.max_crawl_delay_s = crawl_config(crawler).politeness.max_crawl_delay_s
 
     async def robot_parser(self, request: Request) -> Any:
         netloc = urlsplit(request.url).netloc
@@ -125,6 +127,30 @@ class PageRobotsMiddleware(RobotsTxtMiddleware):
             super().process_request_2(rp, request)
         except IgnoreRequest as exc:
             raise FetchFailure("robots_disallowed", "disallowed by robots.txt") from exc
+        if rp is not None:
+            self.honour_crawl_delay(rp, request)
+
+    def honour_crawl_delay(self, rp: Any, request: Request) -> None:
+        """Apply the host's ``Crawl-delay`` as a floor of its downloader slot's delay.
+
+        The floor is exact (no jitter, AutoThrottle does not lower it). A host asking for more than
+        ``politeness.max_crawl_delay_s`` is not crawled: its URLs end as ``robots_disallowed``.
+        """
+        host = urlsplit(request.url).hostname or ""
+        if host not in self._crawl_delays:
+            self._crawl_delays[host] = rp.crawl_delay(self._robotstxt_useragent or self._default_useragent)
+            if self._crawl_delays[host] and self._crawl_delays[host] <= self.max_crawl_delay_s:
+                self.crawler.engine.downloader.set_min_delay(host, self._crawl_delays[host])
+        delay = self._crawl_delays[host]
+        if not delay:
+            return
+        if delay > self.max_crawl_delay_s:
+            raise FetchFailure(
+                "robots_disallowed",
+                f"robots.txt asks for Crawl-delay {delay:g} s, over politeness.max_crawl_delay_s "
+                f"({self.max_crawl_delay_s:g} s)",
+            )
+        request.meta["autothrottle_dont_adjust_delay"] = True
 
 
 class SizeCapCompressionMiddleware(HttpCompressionMiddleware):

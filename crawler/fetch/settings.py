@@ -43,6 +43,7 @@ def scrapy_settings(config: CrawlConfig, guard: SubresourceGuard | None = None) 
         "HTTPERROR_ALLOW_ALL": True,
         "LOG_INSTALL_ROOT_HANDLER": True,
         "DOWNLOAD_FAIL_ON_DATALOSS": True,
+        "DOWNLOADER": "crawler.fetch.downloader.HostSlotDownloader",
         "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
         "REACTOR_THREADPOOL_MAXSIZE": 20,
         "DOWNLOADER_MIDDLEWARES": {
