@@ -68,6 +68,12 @@ class FetchLimits(_Model):
         description="Longest Retry-After (429/503) honoured; a longer one ends the URL as http_error.",
     )
     max_redirects: int = Field(5, ge=0, description="Redirect hops followed at most (a loop ends as error).")
+    max_url_chars: int = Field(
+        2083,
+        ge=16,
+        description="Longest URL fetched (the old Internet Explorer limit many servers still keep); a "
+        "longer one, cited or a redirect target, ends as error with its length in the reason.",
+    )
     max_bytes: int = Field(
         5 * 1024 * 1024, gt=0, description="Body size cap in bytes, applied after decompression (too_large)."
     )

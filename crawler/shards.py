@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.urls import InvalidURL, canonicalize_url, url_key
+from crawler.urls import InvalidURL, canonicalize_url, strip_credentials, url_key
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def group_urls(urls: Iterable[str]) -> list[ShardEntry]:
     canonical: dict[str, str] = {}
     invalid: dict[str, str] = {}
     for raw in urls:
-        text = (raw or "").strip()
+        text = strip_credentials((raw or "").strip())  # a cited password is never stored
         try:
             canon = canonicalize_url(text)
             key = url_key(canon)

@@ -25,6 +25,7 @@ from scrapy.resolver import CachingThreadedResolver
 from crawler.config import CrawlConfig
 from crawler.fetch.failures import FetchFailure, is_transient
 from crawler.netguard import AddressPolicy, BlockedAddress, is_ip_literal
+from crawler.urls import strip_credentials
 
 CONFIG_SETTING = "SOURCEBENCH_CRAWL_CONFIG"
 
@@ -37,11 +38,13 @@ def crawl_config(crawler: Crawler) -> CrawlConfig:
 class AddressGuardMiddleware:
     """Refuse a request, before any connection, when its host is or resolves to a refused address.
 
-    Runs on every request, so every redirect hop and the robots.txt request are checked too.
+    Runs on every request, so every redirect hop and the robots.txt request are checked too. A URL
+    longer than ``limits.max_url_chars`` ends as ``error`` (Scrapy's own URL length check would drop
+    it silently); ``user:password@`` credentials (a redirect may carry them) are stripped, never sent.
     """
 
-    def __init__(self, policy: AddressPolicy):
-        self.policy = policy
+    def __init__(self, policy: AddressPolicy, max_url_chars: int):
+        self.policy, self.max_url_chars = policy, max_url_chars
         self._verdicts: dict[str, str | None] = {}  # host -> refusal reason (None = allowed)
 
     @classmethod
@@ -49,7 +52,7 @@ class AddressGuardMiddleware:
         config = crawl_config(crawler)
         if config.replay_warcs:
             raise NotConfigured("replay makes no connections")
-        return cls(config.network.address_policy())
+        return cls(config.network.address_policy(), config.limits.max_url_chars)
 
     async def verdict(self, host: str, port: int) -> str | None:
         if host not in self._verdicts:
@@ -69,8 +72,16 @@ class AddressGuardMiddleware:
                 self._verdicts[host] = str(exc)
         return self._verdicts[host]
 
-    async def process_request(self, request: Request) -> None:
+    async def process_request(self, request: Request) -> Request | None:
+        if len(request.url) > self.max_url_chars:
+            raise FetchFailure(
+                "error",
+                f"URL too long: {len(request.url)} characters, over limits.max_url_chars "
+                f"({self.max_url_chars}); not fetched",
+            )
         parts = urlsplit(request.url)
+        if "@" in parts.netloc:
+            return request.replace(url=strip_credentials(request.url))
         if parts.scheme not in ("http", "https"):
             raise FetchFailure("blocked_address", f"scheme {parts.scheme!r} is not fetched")
         reason = await self.verdict(
@@ -79,6 +90,7 @@ class AddressGuardMiddleware:
         if reason:
             status = "blocked_address" if "did not resolve" not in reason else "error"
             raise FetchFailure(status, reason)
+        return None
 
 
 class GuardedResolver(CachingThreadedResolver):

@@ -37,6 +37,7 @@ def scrapy_settings(config: CrawlConfig, guard: SubresourceGuard | None = None) 
         "DOWNLOAD_MAXSIZE": limits.max_bytes,
         "DOWNLOAD_WARNSIZE": 0,
         "REDIRECT_MAX_TIMES": limits.max_redirects,
+        "URLLENGTH_LIMIT": 0,  # AddressGuardMiddleware ends a long URL with a reason; Scrapy's drops it
         "RETRY_ENABLED": False,  # replaced by BackoffRetryMiddleware
         "ROBOTSTXT_OBEY": config.network.obey_robots,
         "ROBOTSTXT_PARSER": "scrapy.robotstxt.ProtegoRobotParser",

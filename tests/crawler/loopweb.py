@@ -118,6 +118,7 @@ class LoopbackWeb:
         self.crawl_delays = crawl_delays or {}
         self.hits: Counter[tuple[str, str]] = Counter()
         self.times: dict[tuple[str, str], list[float]] = {}  # monotonic arrival times per (host, path)
+        self.authorizations: list[str] = []  # Authorization headers received (a crawl must send none)
         self.in_flight: Counter[str] = Counter()  # requests being answered now, per host
         self.max_in_flight: Counter[str] = Counter()  # the most at once, per host
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -192,6 +193,11 @@ class LoopbackWeb:
                 request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
                 _method, target, _version = request_line.split(" ", 2)
                 path = target.split("?", 1)[0]
+                self.authorizations += [
+                    line.decode("latin-1")
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"authorization:")
+                ]
                 self.hits[(host, path)] += 1
                 self.times.setdefault((host, path), []).append(time.monotonic())
                 self.in_flight[host] += 1
@@ -274,6 +280,8 @@ class LoopbackWeb:
             return self._redirect(writer, "http://169.254.169.254/latest/meta-data/")
         if path == "/redirect-private":
             return self._redirect(writer, "http://10.0.0.1/admin")
+        if path == "/redirect-credentials":
+            return self._redirect(writer, f"http://user:hunter2@{host}:{self.port}/article/after-credentials")
         if path == "/redirect-probe":
             return self._redirect(writer, f"http://{self.probe_host}:{self.port}/secret")
         if path == "/gzip-bomb":
