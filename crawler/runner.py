@@ -97,8 +97,9 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
     subprocess is retried once if it dies; URLs still without a record then end as ``error``.
 
     Returns:
-        The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status,
-        per-host URLs, requests and busy seconds, pages, parts, wall time, peak memory of the shard process, robots/render settings.
+        The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status, per-host
+        URLs, requests and busy seconds, pages, parts, wall time, peak memory of the shard process,
+        robots/render settings.
     """
     store = RunStore(run_uri)
     if store.is_done(STAGE, shard.shard_id):

@@ -31,8 +31,10 @@ def politeweb():
 
 
 def crawl(web: LoopbackWeb, urls: list[str], run: str, **politeness) -> dict[str, str]:
-    config = loopback_config(
-        network={"allowlist": ["127.0.1.0/24"]}, politeness={"autothrottle": False, **politeness}
+    config = loopback_config(  # a generous timeout: a busy test machine must not turn pages into timeouts
+        network={"allowlist": ["127.0.1.0/24"]},
+        limits={"timeout_s": 20},
+        politeness={"autothrottle": False, **politeness},
     )
     (shard,) = plan_shards(urls, shard_size=1000)
     run_shard(shard, run, config)
