@@ -45,7 +45,9 @@ from crawler.metadata import (
     structured_dates,
     title_of,
 )
+from crawler.manipulation import text_manipulation, vet_page
 from crawler.signals import page_signals, text_signals
+from crawler.visibility import remove_hidden
 
 logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
 logging.getLogger("htmldate").setLevel(logging.CRITICAL)
@@ -86,7 +88,7 @@ def _base_fields(url: str, body: bytes, content_type: str | None) -> dict[str, A
 def _empty_content() -> dict[str, Any]:
     return {
         "title": None, "authors": [], "published_date": None, "modified_date": None, "site_name": None,
-        "language": None, "text_full": None, "text_main": None, "signals": None,
+        "language": None, "text_full": None, "text_main": None, "signals": None, "manipulation": [],
     }  # fmt: skip
 
 
@@ -128,15 +130,18 @@ def publication_dates(html: str, url: str, data: StructuredData) -> tuple[str | 
 
 
 def extract_html(url: str, html: str) -> dict[str, Any]:
-    """Content fields of an HTML page (text, metadata, signals)."""
+    """Content fields of an HTML page (text, metadata, signals), from what a person can see."""
     tree = LexborHTMLParser(html)
+    hidden = remove_hidden(tree)
+    if hidden.chars:
+        html = tree.html or ""
     data = read_structured_data(tree)
     dom = HTMLTree.parse(html)
     text_full = extract_plain_text(dom, main_content=False, alt_texts=False, list_bullets=False) or ""
     text_main = main_text(dom, url)
     published, modified = publication_dates(html, url, data)
     root_lang = tree.root.attributes.get("lang") if tree.root else None
-    return {
+    record = {
         "title": title_of(tree, data),
         "authors": authors_from(tree, data, text_full),
         "published_date": published,
@@ -147,6 +152,7 @@ def extract_html(url: str, html: str) -> dict[str, Any]:
         "text_main": text_main,
         "signals": page_signals(tree, data, text_full, text_main),
     }
+    return vet_page(record, data, hidden)
 
 
 def pdf_text(body: bytes) -> tuple[str, dict[str, Any]]:
@@ -180,6 +186,7 @@ def extract_text_document(url: str, text: str, title: str | None = None) -> dict
         "text_full": text,
         "text_main": text,
         "signals": text_signals(text),
+        "manipulation": text_manipulation(text),
     }
 
 
