@@ -133,7 +133,7 @@ def extract_html(url: str, html: str) -> dict[str, Any]:
     """Content fields of an HTML page (text, metadata, signals), from what a person can see."""
     tree = LexborHTMLParser(html)
     hidden = remove_hidden(tree)
-    if hidden.chars:
+    if hidden.removed:
         html = tree.html or ""
     data = read_structured_data(tree)
     dom = HTMLTree.parse(html)

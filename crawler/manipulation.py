@@ -43,6 +43,11 @@ CREDENTIALS = re.compile(
 STRONG_CREDENTIALS = re.compile(
     r"(?<![\w.])(?:Dr|Prof)\.(?=\s|$)|(?<![\w.])(?:M\.D\.|J\.D\.|Ph\.\s?D\.?)|(?<![\w.])(?:MD|PhD|MPH|DrPH|JD|PharmD)(?!\w)"
 )
+#: "Dr. Jane Doe", "Prof. Jane Doe" or "Jane Doe, MD": a name with its claimed credential.
+_CREDENTIALED_NAME = re.compile(
+    r"\b(?:Dr|Prof)\.\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})"
+    r"|\b([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){1,2}),?\s+(?:M\.D\.|MD|Ph\.?\s?D\.?|PhD|MPH|J\.D\.|JD)(?!\w)"
+)
 _BYLINE = re.compile(r"^\s*(?:written |posted |reviewed )?by\s+[A-Z][\w'.-]+\s+[A-Z]", re.I)
 #: Cues that a text cites or sources its claims.
 CITATION_CUES = re.compile(
@@ -72,6 +77,7 @@ _INJECTION = re.compile(
     re.I | re.M,
 )
 _WORD = re.compile(r"[^\W\d_]{3,}")
+_YEAR = re.compile(r"(?<!\d)(?:199\d|20\d\d)(?!\d)")
 _WORD_COUNTED = re.compile(r"\w+")  # as crawler.signals counts words
 _UPDATE_NOTICE = re.compile(
     r"\b(?:updated|last (?:updated|modified|reviewed|edited)|modified|revised|reviewed on|aktualisiert|"
@@ -89,17 +95,18 @@ def injection_found(text: str) -> bool:
 
 
 def stuffed_lines(text: str) -> list[str]:
-    """Lines that repeat a few terms over and over (query-term stuffing): 12+ words, the most frequent
-    one a fifth of them or more, fewer than 40 % of them distinct."""
+    """Lines that repeat a few terms over and over (query-term stuffing): 12+ words, fewer than 40 %
+    of them distinct, and either one word a fifth of them or a three-word sequence said three times."""
     stuffed = []
     for line in text.splitlines():
         if len(line) < 60:
             continue
         words = [w.lower() for w in _WORD.findall(line)]
-        if len(words) < 12:
+        if len(words) < 12 or len(set(words)) >= 0.4 * len(words):
             continue
         top = Counter(words).most_common(1)[0][1]
-        if top >= 0.2 * len(words) and len(set(words)) < 0.4 * len(words):
+        trigrams = Counter(zip(words, words[1:], words[2:], strict=False)).most_common(1)[0][1]
+        if top >= 0.2 * len(words) or trigrams >= 3:
             stuffed.append(line)
     return stuffed
 
@@ -119,6 +126,9 @@ def favourable_hidden(hidden: str, visible: str, authors: list[str]) -> bool:
     head = visible[:20000]
     if STRONG_CREDENTIALS.search(hidden) and not STRONG_CREDENTIALS.search(head):
         return True
+    for match in _CREDENTIALED_NAME.finditer(hidden):
+        if not name_visible(match.group(1) or match.group(2), visible):
+            return True
     shown = len(CITATION_CUES.findall(head))
     added = [cue for cue in CITATION_CUES.findall(hidden) if not cue.startswith("[")]  # "[3]": list indexes too
     if shown < 3 <= shown + len(added):
@@ -130,9 +140,26 @@ def favourable_hidden(hidden: str, visible: str, authors: list[str]) -> bool:
     return not authors and any(_BYLINE.match(line) for line in hidden.splitlines())
 
 
-def update_notice(text: str) -> bool:
-    """Whether the visible text says the page was updated."""
-    return bool(_UPDATE_NOTICE.search(text))
+def update_notice(text: str, date: str | None = None) -> bool:
+    """Whether the visible text says the page was updated (on ``date``: its year within 60 characters
+    after the notice)."""
+    if date is None:
+        return bool(_UPDATE_NOTICE.search(text))
+    return any(date[:4] in text[m.end() : m.end() + 60] for m in _UPDATE_NOTICE.finditer(text))
+
+
+def newest_visible_year(text: str) -> int | None:
+    """The latest year (1990 to next year) the visible text mentions, or None when it shows none."""
+    limit = dt.date.today().year + 1
+    years = [int(y) for y in _YEAR.findall(text)]
+    years = [y for y in years if y <= limit]
+    return max(years) if years else None
+
+
+def date_contradicted(date: str | None, text: str) -> bool:
+    """Whether the visible text contradicts a date: it mentions years, none of them as late as the date's."""
+    newest = newest_visible_year(text) if date else None
+    return newest is not None and int(date[:4]) > newest
 
 
 def name_visible(name: str, visible: str) -> bool:
@@ -175,9 +202,12 @@ def _unseen_credentials(data: StructuredData, visible: str) -> bool:
 
 
 def _date_mismatch(record: dict[str, Any], visible: str, now: dt.date) -> bool:
-    """A structured ``dateModified`` that would make an old page fresh, with no update notice in sight."""
+    """A stated date the visible page contradicts (newer than every year it shows), or a recent
+    ``dateModified`` on a page published two or more years before, with no dated update notice."""
     modified, published = record["modified_date"], record["published_date"]
-    if not modified or not published or update_notice(visible):
+    if date_contradicted(published, visible) or date_contradicted(modified, visible):
+        return True
+    if not modified or not published or update_notice(visible, modified):
         return False
     modified_on, published_on = dt.date.fromisoformat(modified), dt.date.fromisoformat(published)
     return (now - modified_on).days <= 366 and (modified_on - published_on).days >= 730
@@ -198,9 +228,9 @@ def vet_page(
     content_hidden = hidden.text()
     if injection_found(visible) or injection_found(hidden.text(include_chrome=True)):
         kinds.add("prompt_injection")
-    stuffed = stuffed_lines(record["text_main"] or "")
+    stuffed = stuffed_lines(visible)
     if stuffed:
-        record["text_main"] = without_lines(record["text_main"], stuffed)
+        record["text_main"] = without_lines(record["text_main"] or "", stuffed)
         signals["word_count"] = len(_WORD_COUNTED.findall(record["text_main"]))
     if stuffed or stuffed_lines(content_hidden):
         kinds.add("keyword_stuffing")

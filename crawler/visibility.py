@@ -13,8 +13,9 @@ see ``crawler.fetch.render``):
 - off-screen positioning (``left``/``top``/``text-indent``/``translate`` of -500px or further);
 - clipping to nothing (``clip: rect(0...)``, ``clip-path: inset(50%)``, or a 1px/0 box with
   ``overflow:hidden``: the screen-reader-only pattern);
-- text coloured like its background, where both are stated in the page (an element's colour against
-  the nearest ancestor-or-self background stated inline or by a rule; white when none is stated).
+- text coloured like its background, both stated in the page (inline, or in one rule that sets both).
+
+Long ``title`` attributes (tooltips) are recorded as hidden text too; they are not page text anyway.
 
 An element holding most of the page's text is never removed: a page hidden as a whole is revealed
 by its scripts (anti-flicker snippets), which only a render can tell.
@@ -40,7 +41,10 @@ HIDDEN_KINDS = (
     "off_screen",
     "clipped",
     "same_colour",
+    "title_attribute",
 )
+#: A ``title`` attribute (a tooltip) longer than this is text no reader sees unless hovering: recorded.
+_TITLE_CHARS = 120
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _DECLARATION = re.compile(r"([a-z-]+)\s*:\s*([^;]+)")
@@ -75,6 +79,8 @@ class HiddenText:
     """What the visibility pass removed from a page."""
 
     fragments: list[HiddenFragment] = field(default_factory=list)
+    removed: bool = False
+    """Whether text was removed from the tree (then the page must be serialised again)."""
 
     @property
     def chars(self) -> int:
@@ -111,6 +117,17 @@ def _tiny_font(value: str | None) -> bool | None:
     number, unit = size
     limit = {"px": 2.0, "pt": 1.5, "em": 0.2, "rem": 0.2, "%": 20.0, "vw": 0.15, "vh": 0.15}[unit]
     return number <= limit
+
+
+def _resets_size(value: str | None) -> bool:
+    """Whether a font size makes text visible again inside a near-zero parent: a visible size in an
+    absolute unit or a keyword ("em", "%", "inherit" and "smaller" scale the parent's zero)."""
+    if value is None or _tiny_font(value):
+        return False
+    size = _length(value)
+    if size is None:
+        return value.replace("!important", "").strip() not in ("inherit", "unset", "smaller", "larger")
+    return size[1] not in ("em", "%")
 
 
 def _font_size(decl: dict[str, str]) -> str | None:
@@ -261,7 +278,7 @@ class _Styles:
             selector
             for css, low in self.css
             for selectors, decl in _rules_at(css, low, _FONT_SIZE)
-            if _tiny_font(_font_size(decl)) is False
+            if _resets_size(_font_size(decl))
             for selector in selectors
         ]
 
@@ -367,7 +384,7 @@ def _tiny_font_nodes(tree: LexborHTMLParser, styles: _Styles, removal: _Removal)
         return
     sized = {n.mem_id for n in _select(tree, styles.sized())}
     sized |= {
-        n.mem_id for n in inline if _tiny_font(_font_size(_declarations(n.attributes.get("style") or ""))) is False
+        n.mem_id for n in inline if _resets_size(_font_size(_declarations(n.attributes.get("style") or "")))
     }
     tiny_ids = {n.mem_id for n in tiny}
 
@@ -442,6 +459,10 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
     _tiny_font_nodes(tree, styles, removal)
     _same_colour_nodes(tree, styles, removal)
     hidden = HiddenText()
+    for node in tree.css("[title]"):
+        title = node.attributes.get("title") or ""
+        if len(title) > _TITLE_CHARS and node.tag not in _SKIPPED_TAGS:
+            hidden.fragments.append(HiddenFragment("title_attribute", title.strip(), _is_chrome(node)))
     if not removal.nodes:
         return hidden
     body = tree.body
@@ -450,14 +471,10 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
         text = _texts_of(node)
         if total and len(text) > total / 2:
             continue  # revealed by scripts (anti-flicker), or a page hidden as a whole: not decidable here
-        # aria-hidden text is still seen by sighted readers: removed as the issue asks, never a deceit
-        hidden.fragments.append(HiddenFragment(kind, text.strip(), kind == "aria_hidden" or _is_chrome(node)))
+        if text:
+            # aria-hidden text is still seen by sighted readers: removed as the issue asks, never a deceit
+            hidden.fragments.append(HiddenFragment(kind, text, kind == "aria_hidden" or _is_chrome(node)))
+            hidden.removed = True
         node.decompose()
     return hidden
 
-
-def _matches(node: LexborNode, selector: str) -> bool:
-    try:
-        return node.css_matches(selector)
-    except Exception:  # a selector lexbor does not support
-        return False

@@ -9,7 +9,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from crawler.manipulation import CITATION_CUES, CREDENTIALS, name_visible, update_notice
+from crawler.manipulation import (
+    CITATION_CUES,
+    CREDENTIALS,
+    date_contradicted,
+    name_visible,
+    newest_visible_year,
+    update_notice,
+)
 from judge.packet import PagePacket
 
 _GENERIC_AUTHORS = re.compile(
@@ -35,10 +42,17 @@ def _parse_date(value: str | None) -> dt.date | None:
 
 
 def freshness(page: PagePacket, today: dt.date) -> tuple[int, str]:
-    """Age of the last-updated date, else the publication date, against ``today``. A last-updated
-    date counts only when the visible page says it was updated (docs/judge.md)."""
-    modified = page.modified_date if update_notice(page.text) else None
-    for label, value in (("updated", modified), ("published", page.published_date)):
+    """Age of the last-updated date, else the publication date, against ``today``.
+
+    What the visible page shows decides (docs/judge.md): a last-updated date counts only with a
+    visible update notice of its year, and a date newer than every year the page shows is replaced
+    by the middle of the newest year it shows.
+    """
+    modified = page.modified_date if update_notice(page.text, page.modified_date) else None
+    published = page.published_date
+    if date_contradicted(published, page.text):
+        published = f"{newest_visible_year(page.text)}-07-01"
+    for label, value in (("updated", modified), ("published", published)):
         date = _parse_date(value)
         if date is None:
             continue
