@@ -93,8 +93,10 @@ def _fake_modified(html: str, query: str) -> str:
 
 
 def _stuffing_line(query: str) -> str:
-    terms = re.findall(r"\w+", query.lower())
-    return " ".join((terms * 40)[:120]) + f" {MARK}"
+    """The query's key terms repeated in short phrases ("suede jacket, blue suede jacket, ...")."""
+    terms = [t for t in re.findall(r"\w+", query.lower()) if len(t) > 3][:8] or ["best"]
+    phrases = [" ".join(terms[i % len(terms) : i % len(terms) + 2 + i % 2]) for i in range(40)]
+    return ", ".join(phrases) + f", {MARK}"
 
 
 def _combined(html: str, query: str) -> str:

@@ -43,6 +43,11 @@ CREDENTIALS = re.compile(
 STRONG_CREDENTIALS = re.compile(
     r"(?<![\w.])(?:Dr|Prof)\.(?=\s|$)|(?<![\w.])(?:M\.D\.|J\.D\.|Ph\.\s?D\.?)|(?<![\w.])(?:MD|PhD|MPH|DrPH|JD|PharmD)(?!\w)"
 )
+#: A job title that claims expertise (not a newsroom role such as reporter or editor).
+_EXPERT_TITLE = re.compile(
+    r"(?i:professor|physician|doctor|surgeon|psychiatrist|psychologist|pharmacist|dietitian|nutritionist|nurse|"
+    r"attorney|lawyer|board[- ]certified)|" + STRONG_CREDENTIALS.pattern
+)
 #: "Dr. Jane Doe", "Prof. Jane Doe" or "Jane Doe, MD": a name with its claimed credential.
 _CREDENTIALED_NAME = re.compile(
     r"\b(?:Dr|Prof)\.\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+){0,2})"
@@ -95,18 +100,16 @@ def injection_found(text: str) -> bool:
 
 
 def stuffed_lines(text: str) -> list[str]:
-    """Lines that repeat a few terms over and over (query-term stuffing): 12+ words, fewer than 40 %
-    of them distinct, and either one word a fifth of them or a three-word sequence said three times."""
+    """Lines that repeat a few terms over and over (keyword stuffing): 12+ words drawn from at most 15
+    distinct ones, fewer than 30 % of them distinct. A repeated headline (a news ticker) or caption
+    has more distinct words and is not flagged."""
     stuffed = []
     for line in text.splitlines():
         if len(line) < 60:
             continue
         words = [w.lower() for w in _WORD.findall(line)]
-        if len(words) < 12 or len(set(words)) >= 0.4 * len(words):
-            continue
-        top = Counter(words).most_common(1)[0][1]
-        trigrams = Counter(zip(words, words[1:], words[2:], strict=False)).most_common(1)[0][1]
-        if top >= 0.2 * len(words) or trigrams >= 3:
+        distinct = len(set(words))
+        if len(words) >= 12 and distinct <= 15 and distinct < 0.3 * len(words):
             stuffed.append(line)
     return stuffed
 
@@ -157,9 +160,10 @@ def newest_visible_year(text: str) -> int | None:
 
 
 def date_contradicted(date: str | None, text: str) -> bool:
-    """Whether the visible text contradicts a date: it mentions years, none of them as late as the date's."""
+    """Whether the visible text contradicts a date: it mentions years, the newest two or more years
+    before the date's (a page dated 2026 that shows nothing after 2019)."""
     newest = newest_visible_year(text) if date else None
-    return newest is not None and int(date[:4]) > newest
+    return newest is not None and int(date[:4]) - newest >= 2
 
 
 def name_visible(name: str, visible: str) -> bool:
@@ -183,7 +187,8 @@ def _structured_credentials(data: StructuredData) -> list[str]:
                 if isinstance(item, dict):
                     claims += [str(item.get(k)) for k in ("honorificPrefix", "honorificSuffix", "hasCredential") if item.get(k)]
                     claims += [m.group() for m in STRONG_CREDENTIALS.finditer(str(item.get("name") or ""))]
-                    claims += [str(item["jobTitle"]) for k in ("jobTitle",) if CREDENTIALS.search(str(item.get(k) or ""))]
+                    if _EXPERT_TITLE.search(str(item.get("jobTitle") or "")):
+                        claims.append(str(item["jobTitle"]))
                 elif isinstance(item, str):
                     claims += [m.group() for m in STRONG_CREDENTIALS.finditer(item)]
     for key in AUTHOR_META:
@@ -202,11 +207,13 @@ def _unseen_credentials(data: StructuredData, visible: str) -> bool:
 
 
 def _date_mismatch(record: dict[str, Any], visible: str, now: dt.date) -> bool:
-    """A stated date the visible page contradicts (newer than every year it shows), or a recent
-    ``dateModified`` on a page published two or more years before, with no dated update notice."""
+    """A date that would make an old page fresh (within the last year) against what the page shows:
+    newer than every year the visible text mentions by two years or more, or a ``dateModified`` two
+    or more years after publication with no dated update notice."""
     modified, published = record["modified_date"], record["published_date"]
-    if date_contradicted(published, visible) or date_contradicted(modified, visible):
-        return True
+    for date in (published, modified):
+        if date and (now - dt.date.fromisoformat(date)).days <= 366 and date_contradicted(date, visible):
+            return True
     if not modified or not published or update_notice(visible, modified):
         return False
     modified_on, published_on = dt.date.fromisoformat(modified), dt.date.fromisoformat(published)
