@@ -34,6 +34,7 @@ from trafilatura.settings import Extractor
 
 from crawler.decoding import classify, decode_body, mime_type
 from crawler.domains import domain_category, registered_domain
+from crawler.manipulation import text_manipulation, vet_page
 from crawler.metadata import (
     StructuredData,
     authors_from,
@@ -45,7 +46,6 @@ from crawler.metadata import (
     structured_dates,
     title_of,
 )
-from crawler.manipulation import text_manipulation, vet_page
 from crawler.signals import page_signals, text_signals
 from crawler.visibility import remove_hidden
 

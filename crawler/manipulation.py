@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import Counter
 from typing import Any
 
 from crawler.metadata import AUTHOR_META, StructuredData, type_names
@@ -133,7 +132,9 @@ def favourable_hidden(hidden: str, visible: str, authors: list[str]) -> bool:
         if not name_visible(match.group(1) or match.group(2), visible):
             return True
     shown = len(CITATION_CUES.findall(head))
-    added = [cue for cue in CITATION_CUES.findall(hidden) if not cue.startswith("[")]  # "[3]": list indexes too
+    added = [
+        cue for cue in CITATION_CUES.findall(hidden) if not cue.startswith("[")
+    ]  # "[3]": list indexes too
     if shown < 3 <= shown + len(added):
         return True
     if len(set(_OWNERSHIP.findall(hidden))) >= 2 and not _OWNERSHIP.search(visible):
@@ -185,7 +186,11 @@ def _structured_credentials(data: StructuredData) -> list[str]:
         for person in people:
             for item in person if isinstance(person, list) else [person]:
                 if isinstance(item, dict):
-                    claims += [str(item.get(k)) for k in ("honorificPrefix", "honorificSuffix", "hasCredential") if item.get(k)]
+                    claims += [
+                        str(item.get(k))
+                        for k in ("honorificPrefix", "honorificSuffix", "hasCredential")
+                        if item.get(k)
+                    ]
                     claims += [m.group() for m in STRONG_CREDENTIALS.finditer(str(item.get("name") or ""))]
                     if _EXPERT_TITLE.search(str(item.get("jobTitle") or "")):
                         claims.append(str(item["jobTitle"]))
@@ -203,7 +208,10 @@ def _unseen_credentials(data: StructuredData, visible: str) -> bool:
     if not claims:
         return False
     shown = {re.sub(r"\W", "", m.group()).casefold() for m in CREDENTIALS.finditer(visible[:30000])}
-    return any(re.sub(r"\W", "", c).casefold()[:12] not in shown and c.casefold() not in visible.casefold() for c in claims)
+    return any(
+        re.sub(r"\W", "", c).casefold()[:12] not in shown and c.casefold() not in visible.casefold()
+        for c in claims
+    )
 
 
 def _date_mismatch(record: dict[str, Any], visible: str, now: dt.date) -> bool:

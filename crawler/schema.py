@@ -42,8 +42,12 @@ SIGNALS_TYPE = pa.struct(
         pa.field("schema_org_organization", pa.string()),  # publisher/organization name, if any
         pa.field("schema_org_person", pa.string()),  # author person name, if any
         pa.field("word_count", pa.int32()),  # words in text_main
-        pa.field("hidden_chars", pa.int32()),  # characters of text a person cannot see, removed before all else
-        pa.field("hidden_kinds", pa.list_(pa.string())),  # how it was hidden (crawler.visibility.HIDDEN_KINDS)
+        pa.field(
+            "hidden_chars", pa.int32()
+        ),  # characters of text a person cannot see, removed before all else
+        pa.field(
+            "hidden_kinds", pa.list_(pa.string())
+        ),  # how it was hidden (crawler.visibility.HIDDEN_KINDS)
     ]
 )
 

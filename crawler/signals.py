@@ -59,7 +59,8 @@ _PHONE = re.compile(r"(?:\+\d{1,3}[\s.-]?)?\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,
 _PHONE_CORE = re.compile(r"\d\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
 # Postal addresses, each starting a word (checked by ``_starts``). A German street is looked for only
 # where its suffix and number are (a capitalised word is everywhere).
-# "Dr" followed by ". Name" is a title, not a street ("2019 By Dr. Jane Doe"); "By", "On", ... start no street name.
+# "Dr" followed by ". Name" is a title, not a street ("2019 By Dr. Jane Doe"); "By", "On", ... start
+# no street name.
 _US_STREET = re.compile(
     r"\d{1,5}\s+(?!(?:By|On|In|At|From|To|And|Of|For|With|The)\s)(?:[A-Z][a-z]+\s){1,3}"
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr(?!\.\s+[A-Z])|Way|Suite)\b"

@@ -17,7 +17,7 @@ see ``crawler.fetch.render``):
 
 Long ``title`` attributes (tooltips) are recorded as hidden text too; they are not page text anyway.
 
-An element holding most of the page's text is never removed: a page hidden as a whole is revealed
+An element holding nearly all of the page's text is never removed: a page hidden as a whole is revealed
 by its scripts (anti-flicker snippets), which only a render can tell.
 """
 
@@ -60,6 +60,9 @@ _NAMED_COLOURS = {
 _HEX = re.compile(r"#([0-9a-f]{3}|[0-9a-f]{6})\b")
 _RGB = re.compile(r"rgba?\(\s*(\d+)[\s,]+(\d+)[\s,]+(\d+)(?:[\s,/]+([\d.]+%?))?")
 _SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "meta", "link", "title"})
+#: An element holding more than this share of the page's text is the page itself, hidden until a script
+#: reveals it (Vue's ``v-cloak``, anti-flicker snippets): only a render can tell, so it is kept.
+_WHOLE_PAGE = 0.8
 #: Colours closer than this (sum of channel differences) read as the same to a person.
 _SAME_COLOUR = 30
 
@@ -93,7 +96,9 @@ class HiddenText:
 
     def text(self, include_chrome: bool = False) -> str:
         """The hidden text, one fragment a line (only content-like fragments unless asked)."""
-        return "\n".join(f.text for f in self.fragments if f.text.strip() and (include_chrome or not f.chrome))
+        return "\n".join(
+            f.text for f in self.fragments if f.text.strip() and (include_chrome or not f.chrome)
+        )
 
 
 def _declarations(style: str) -> dict[str, str]:
@@ -139,7 +144,9 @@ def _font_size(decl: dict[str, str]) -> str | None:
 
 def _far_negative(value: str | None) -> bool:
     size = _length(value) if value else None
-    return bool(size and size[0] <= (-500 if size[1] in ("px", "pt") else -50 if size[1] in ("em", "rem") else -99))
+    return bool(
+        size and size[0] <= (-500 if size[1] in ("px", "pt") else -50 if size[1] in ("em", "rem") else -99)
+    )
 
 
 def _colour(value: str | None) -> tuple[int, int, int] | None:
@@ -180,9 +187,9 @@ def hiding_kind(decl: dict[str, str]) -> str | None:
     if opacity and opacity[0] <= (5 if opacity[1] == "%" else 0.05):
         return "transparent"
     positioned = decl.get("position", "").startswith(("absolute", "fixed"))
-    if (positioned and any(_far_negative(decl.get(side)) for side in ("left", "top", "right"))) or _far_negative(
-        decl.get("text-indent")
-    ):
+    if (
+        positioned and any(_far_negative(decl.get(side)) for side in ("left", "top", "right"))
+    ) or _far_negative(decl.get("text-indent")):
         return "off_screen"
     translate = _TRANSLATE.search(decl.get("transform", ""))
     if translate and float(translate.group(1)) <= (-500 if translate.group(2) == "px" else -99):
@@ -190,7 +197,9 @@ def hiding_kind(decl: dict[str, str]) -> str | None:
     clip = decl.get("clip", "") + decl.get("clip-path", "")
     if (positioned and re.search(r"rect\(\s*0|inset\(\s*(?:50|100)%", clip)) or (
         decl.get("overflow", "").startswith("hidden")
-        and any((_length(decl.get(side, "")) or (9.0, ""))[0] <= 1 for side in ("height", "width", "max-height"))
+        and any(
+            (_length(decl.get(side, "")) or (9.0, ""))[0] <= 1 for side in ("height", "width", "max-height")
+        )
     ):
         return "clipped"
     return None
@@ -259,8 +268,6 @@ class _Styles:
             low = css.lower()
             if len(low) != len(css):  # a character whose lower case is longer ("İ"): offsets differ
                 low = css
-            if not _TRIGGER.search(low):
-                continue
             styles.css.append((css, low))
             for selectors, decl in _rules_at(css, low, _TRIGGER):
                 kind = hiding_kind(decl)
@@ -299,7 +306,9 @@ def _select(tree: LexborHTMLParser, selectors: list[str]) -> list[LexborNode]:
         return found
 
 
-_CHROME_TAGS = frozenset({"nav", "header", "footer", "dialog", "menu", "aside", "button", "label", "select", "svg"})
+_CHROME_TAGS = frozenset(
+    {"nav", "header", "footer", "dialog", "menu", "aside", "button", "label", "select", "svg"}
+)
 _CHROME_WORDS = re.compile(
     r"nav|menu|drop|cookie|consent|gdpr|modal|dialog|popup|sr-only|screen-reader|visually-hidden|"
     r"assistive|a11y|skip|offcanvas|off-canvas|mobile|search|share|social|tooltip|toggle|icon|"
@@ -390,7 +399,9 @@ def _tiny_font_nodes(tree: LexborHTMLParser, styles: _Styles, removal: _Removal)
 
     def hide(node: LexborNode) -> None:
         has_sized = any(
-            d.mem_id in sized and d.mem_id not in tiny_ids for d in node.traverse(include_text=False) if d is not node
+            d.mem_id in sized and d.mem_id not in tiny_ids
+            for d in node.traverse(include_text=False)
+            if d is not node
         )
         if not has_sized:
             removal.add(node, "tiny_font")
@@ -435,7 +446,10 @@ def _same_colour_nodes(tree: LexborHTMLParser, styles: _Styles, removal: _Remova
                 background = _background(decl)  # None: an image, a gradient or a translucent colour
                 break
             current = current.parent
-        if background is not None and sum(abs(a - b) for a, b in zip(colour, background, strict=True)) < _SAME_COLOUR:
+        if (
+            background is not None
+            and sum(abs(a - b) for a, b in zip(colour, background, strict=True)) < _SAME_COLOUR
+        ):
             removal.add(node, "same_colour")
 
 
@@ -469,7 +483,7 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
     total = len(body.text(deep=True)) if body is not None else 0
     for node, kind in list(removal.outermost()):
         text = _texts_of(node)
-        if total and len(text) > total / 2:
+        if total and len(text) > total * _WHOLE_PAGE:
             continue  # revealed by scripts (anti-flicker), or a page hidden as a whole: not decidable here
         if text:
             # aria-hidden text is still seen by sighted readers: removed as the issue asks, never a deceit
@@ -477,4 +491,3 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
             hidden.removed = True
         node.decompose()
     return hidden
-
