@@ -455,6 +455,15 @@ def crawl_section(analyses: Analyses) -> Section:
         blocks.append(
             Table(analyses.failures, caption="Most frequent failure reasons", formats={"pages": INT})
         )
+    if analyses.manipulation is not None:
+        blocks.append(
+            Table(
+                analyses.manipulation,
+                caption="Sources whose page tries to game the judge (hidden text, injected instructions, "
+                "stuffing, unverified structured data, mismatched dates; see docs/contracts.md)",
+                formats={"flagged_pct": PCT},
+            )
+        )
     return Section(
         "crawl",
         "Crawl funnel",

@@ -19,7 +19,7 @@ from judge.signals.authority import DomainAuthority
 from judge.signals.relevance import EmbeddingRelevance, band_score, term_coverage
 
 #: Bump when any rule changes: it is part of every signals judgment's cache key.
-SIGNALS_VERSION = "signals-1"
+SIGNALS_VERSION = "signals-2"
 
 
 @functools.lru_cache(maxsize=4)
@@ -128,6 +128,7 @@ class SignalsJudge:
                 }
             else:
                 answer = {"layout_ad_density": features.layout(page)}
+            answer = {key: features.penalise(page, key, value) for key, value in answer.items()}
             text = json.dumps({k: {"justification": j, "score": s} for k, (s, j) in answer.items()})
             elapsed = time.perf_counter() - start
             start = time.perf_counter()
