@@ -51,13 +51,17 @@ from judge.cost import PAGES_PER_PROJECTION, GpuThroughput, SteadyState, Timing,
 from judge.rubric import STAGES
 
 
+#: The runs of one measurement, in order: cold start, warm repeat, then the timed sizes.
+_WARMUP_GROUPS = ("cold", "warm")
+
+
 class CostbenchOptions(BaseModel):
     """What to time and how to price it (from the command line)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     sample: list[int] = Field(description="Timed sample sizes in pages (at least two different ones).")
-    warmup: int = Field(ge=1, description="Pages of the warm-up run that pays the start-up.")
+    warmup: int = Field(ge=1, description="Pages of each of the two warm-up runs (cold, then warm).")
     workers: int = Field(ge=1, description="Workers (engine replicas) of the projected job: one start each.")
     gpus: float = Field(gt=0, description="GPUs the measured vllm engine held.")
     gpus_per_node: int = Field(ge=1, description="GPUs of one node (node-hours = GPU-hours / this).")
@@ -86,7 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sample", type=int, nargs="+", default=[50, 100], help="Timed sample sizes (pages)."
     )
-    parser.add_argument("--warmup", type=int, default=5, help="Pages of the warm-up (start-up) run.")
+    parser.add_argument("--warmup", type=int, default=5, help="Pages of each warm-up run (cold, warm).")
     parser.add_argument("--label", default="sample", help="Name of the costbench run under <run>/costbench/.")
     parser.add_argument(
         "--workers", type=int, default=1, help="Workers of the projected job (one start each)."
@@ -148,7 +152,7 @@ def sample_groups(store: RunStore, requests: pa.Table, sizes: list[int]) -> tupl
     wanted = pa.array(sorted(set(requests["url_key"].to_pylist())), pa.string())
     sampled = pages.filter(pc.is_in(pages["url_key"], wanted))
     if sampled.num_rows < sum(sizes):
-        sizes_text = f"--warmup {sizes[0]} + --sample {' '.join(map(str, sizes[1:]))}"
+        sizes_text = f"{len(_WARMUP_GROUPS)} x --warmup {sizes[0]} + --sample {' '.join(map(str, sizes[2:]))}"
         raise InputError(
             store.uri_of("pages"),
             f"{sampled.num_rows} pages to sample, {sizes_text} need more",
@@ -185,11 +189,11 @@ def _timed_run(uri: str, requests: pa.Table, config: JudgeConfig) -> dict[str, A
     }
 
 
-#: engine -> (unit, what one measured second is, whether every run starts the engine afresh)
+#: engine -> (unit, what one measured second is)
 _BILLING = {
-    "signals": ("cpu_core_hours", "CPU seconds of the judging process (all its threads)", False),
-    "vllm": ("gpu_hours", "wall seconds x GPUs held by the engine", True),
-    "openai": ("endpoint_hours", "wall seconds with requests in flight at the endpoint", False),
+    "signals": ("cpu_core_hours", "CPU seconds of the judging process (all its threads)"),
+    "vllm": ("gpu_hours", "wall seconds x GPUs held by the engine"),
+    "openai": ("cost", "wall seconds with requests in flight at the endpoint"),
 }
 
 
@@ -306,20 +310,20 @@ def measure(bench: RunStore, groups: list[pa.Table], pages: pa.Table, config: Ju
             options: CostbenchOptions) -> dict[str, Any]:  # fmt: skip
     """Judge the warm-up group, then each timed group, and report steady state and projection."""
     engine = config.engine
+    names = [*_WARMUP_GROUPS, *(f"pages-{size}" for size in options.sample)]
     runs = []
-    for index, requests in enumerate(groups):
-        name = "warmup" if index == 0 else f"pages-{options.sample[index - 1]}"
+    for name, requests in zip(names, groups, strict=True):
         store = RunStore(bench.uri_of(name))
         keys = pa.array(sorted(set(requests["url_key"].to_pylist())), pa.string())
         store.write_table("pages/part-00000.parquet", pages.filter(pc.is_in(pages["url_key"], keys)))
         runs.append({"group": name, **_timed_run(store.uri, requests, config)})
     if any(run["pages"] == 0 for run in runs):
         raise InputError(bench.uri_of(), "a sample group has no judgeable page (status ok)", field="--sample")
-    timings = [Timing(run["pages"], _billed_seconds(engine, run, options)) for run in runs]
-    if _BILLING[engine][2] and any(t.pages <= timings[0].pages for t in timings[1:]):
+    cold, warm, *timed = [Timing(run["pages"], _billed_seconds(engine, run, options)) for run in runs]
+    if any(t.pages <= warm.pages for t in timed):
         raise InputError("command line", "every --sample size must exceed --warmup", field="--warmup")
-    state = steady_state(timings[0], timings[1:], start_per_run=_BILLING[engine][2])
-    usage = tokens_per_page(pa.concat_tables([run["table"] for run in runs[1:]]))
+    state = steady_state(cold, warm, timed)
+    usage = tokens_per_page(pa.concat_tables([run["table"] for run in runs[len(_WARMUP_GROUPS) :]]))
     report = {
         "engine": engine,
         "model": runs[0]["table"]["model"][0].as_py() if runs[0]["table"].num_rows else None,
@@ -329,11 +333,11 @@ def measure(bench: RunStore, groups: list[pa.Table], pages: pa.Table, config: Ju
             "measured": _BILLING[engine][1],
             "seconds_per_page": round(state.seconds_per_page, 6),
             "seconds_per_page_by_size": {
-                str(t.pages): round(s, 6) for t, s in zip(timings[1:], state.per_size, strict=True)
+                str(t.pages): round(s, 6) for t, s in zip(timed, state.per_size, strict=True)
             },
             "spread": round(state.spread, 4),
             "start_s": round(state.start_s, 3),
-            "start_per_run": _BILLING[engine][2],
+            "per_run_s": round(state.per_run_s, 3),
         },
         **{k: v for k, v in usage.items() if k != "pages"},
         "runs": [{k: v for k, v in run.items() if k != "table"} for run in runs],
@@ -357,7 +361,7 @@ def compare(reports: dict[str, dict[str, Any]]) -> dict[str, float | None]:
         return round(a / b, 4) if b else None
 
     def wall(report: dict[str, Any]) -> float:
-        return sum(run["wall_s"] for run in report["runs"] if run["group"] != "warmup")
+        return sum(run["wall_s"] for run in report["runs"] if run["group"] not in _WARMUP_GROUPS)
 
     prefill = [r["tokens_per_page"]["total"]["prefill_tokens"] for r in (shared, paper)]
     steady = [r["steady_state"]["seconds_per_page"] for r in (shared, paper)]
@@ -378,7 +382,9 @@ def run(args: argparse.Namespace) -> int:
         if bench.exists():
             raise InputError(bench.uri_of(), "already measured: pass another --label", field="--label")
         requests = read_requests(args.requests) if args.requests else requests_from_run(store)
-        sampled, groups = sample_groups(store, requests, [options.warmup, *options.sample])
+        sampled, groups = sample_groups(
+            store, requests, [options.warmup] * len(_WARMUP_GROUPS) + options.sample
+        )
         if config.engine == "vllm":
             ensure_ray(RayConfig(num_cpus=args.num_cpus))
         layouts = ("paper", "shared") if options.compare_layouts else (config.prompts.layout,)

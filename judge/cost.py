@@ -47,7 +47,9 @@ class SteadyState:
     spread: float
     """(max - min) / mean of ``per_size``: 0.1 means the sizes agree within 10 %."""
     start_s: float
-    """Start-up seconds (model load, engine start), paid once per worker."""
+    """Start-up seconds a worker pays once: the cold run's cost beyond its pages."""
+    per_run_s: float
+    """Of which every run pays again (reading inputs, starting engine actors): the warm run's extra."""
 
     def hours_per_1m_pages(self, workers: int) -> dict[str, float]:
         """Steady hours for 1M pages, start-up hours for ``workers`` starts, and their sum."""
@@ -56,31 +58,32 @@ class SteadyState:
         return {"total": steady + start, "steady": steady, "start": start}
 
 
-def steady_state(warmup: Timing, timed: Sequence[Timing], start_per_run: bool) -> SteadyState:
-    """Separate start-up from the steady per-page cost.
+def steady_state(cold: Timing, warm: Timing, timed: Sequence[Timing]) -> SteadyState:
+    """Separate the start-up from the steady per-page cost.
 
-    The warm-up run is the cold one: it pays the start-up. The timed runs come after it on other
-    pages of similar length. An engine that starts once per process (``start_per_run=False``: models
-    stay loaded) runs them warm, so their seconds per page are the steady rate. An engine that starts
-    afresh in every run (``start_per_run=True``: vLLM engine actors) pays the start in each, so the
-    steady rate is the marginal cost over the warm-up: ``(seconds - warm-up seconds) / (pages -
-    warm-up pages)``. Either way the start-up is what the warm-up took beyond its pages at that rate.
+    Four runs on different pages of a similar mix, one after the other: ``cold`` pays every
+    start-up (imports, model load, engine start); ``warm``, as small, pays only what every run pays
+    again (for vLLM that includes starting the engine actors; in-process models stay loaded);
+    ``timed`` are at least two larger sizes. The steady cost of a page is the marginal cost over the
+    warm run, ``(seconds - warm seconds) / (pages - warm pages)``, one estimate per timed size; their
+    spread says whether the estimate is stable. The start-up of a worker is what the cold run took
+    beyond its pages at that rate.
 
     Args:
-        warmup: The first (cold) run.
-        timed: At least two runs of different sizes, after the warm-up.
-        start_per_run: Whether every run pays the start-up again.
+        cold: The first run of the process.
+        warm: A second run of the same size.
+        timed: At least two runs, each larger than ``warm``.
     """
     if len(timed) < 2:
         raise ValueError("time at least two sample sizes")
-    if start_per_run:
-        per_size = [(t.seconds - warmup.seconds) / (t.pages - warmup.pages) for t in timed]
-    else:
-        per_size = [t.seconds / t.pages for t in timed]
+    if any(t.pages <= warm.pages for t in timed):
+        raise ValueError("every timed sample must be larger than the warm-up")
+    per_size = [(t.seconds - warm.seconds) / (t.pages - warm.pages) for t in timed]
     mean = statistics.fmean(per_size)
     spread = (max(per_size) - min(per_size)) / mean if mean > 0 else 0.0
-    start = max(warmup.seconds - warmup.pages * mean, 0.0)
-    return SteadyState(mean, tuple(per_size), spread, start)
+    per_run = max(warm.seconds - warm.pages * mean, 0.0)
+    start = max(cold.seconds - cold.pages * mean, per_run)
+    return SteadyState(mean, tuple(per_size), spread, start, per_run)
 
 
 class GpuThroughput(BaseModel):

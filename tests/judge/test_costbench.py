@@ -6,6 +6,7 @@ import json
 
 import pyarrow.csv as pacsv
 import pytest
+import yaml
 
 from jobs.cli import main
 from jobs.costbench import CostbenchOptions, project, split_by_length
@@ -40,7 +41,7 @@ USAGE = {
                   "output_tokens": 600.0},
     },
 }  # fmt: skip
-STATE = SteadyState(seconds_per_page=0.36, per_size=(0.35, 0.37), spread=0.056, start_s=90.0)
+STATE = SteadyState(seconds_per_page=0.36, per_size=(0.35, 0.37), spread=0.056, start_s=90.0, per_run_s=30.0)
 
 
 def test_vllm_reports_gpu_and_node_hours_with_one_start_per_worker():
@@ -83,7 +84,7 @@ def test_split_by_length_gives_each_group_the_same_mix():
 def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_records, capsys):
     path = tmp_path / "requests.csv"
     pacsv.write_csv(requests_for(page_records), path)
-    args = ["costbench", "--run", run_uri, "--requests", str(path), "--warmup", "2", "--sample", "6", "12"]
+    args = ["costbench", "--run", run_uri, "--requests", str(path), "--warmup", "3", "--sample", "8", "16"]
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["engine"] == "signals" and report["unit"] == "cpu_core_hours"
@@ -92,12 +93,12 @@ def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_reco
     assert "CPU seconds" in report["steady_state"]["measured"]
     # Two sample sizes agree on the steady rate; the warm-up carried the model load.
     by_size = report["steady_state"]["seconds_per_page_by_size"]
-    assert list(by_size) == ["6", "12"]
+    assert list(by_size) == ["8", "16"]
     rates = [1 / s for s in by_size.values()]
     assert max(rates) / min(rates) <= 1.25, by_size
-    assert report["steady_state"]["spread"] <= 0.25
-    assert [run["pages"] for run in report["runs"]] == [2, 6, 12]
-    assert read_judgments(f"{run_uri}/costbench/sample/signals/pages-12").num_rows == 12 * 2 * 3
+    assert report["steady_state"]["start_s"] > 0  # importing and loading MiniLM
+    assert [run["pages"] for run in report["runs"]] == [3, 3, 8, 16]
+    assert read_judgments(f"{run_uri}/costbench/sample/signals/pages-16").num_rows == 16 * 2 * 3
     assert not (tmp_path / "run" / "judgments").exists()  # the run's own judgments are untouched
     assert main(args) == 2  # the label is taken: a rerun would time nothing
     assert "--label" in capsys.readouterr().err
@@ -113,3 +114,36 @@ def test_bad_options_exit_2_naming_the_flag(tmp_path, run_uri, page_records, cap
     pacsv.write_csv(requests_for(page_records), path)
     assert main(["costbench", "--run", run_uri, "--requests", str(path), *extra]) == 2
     assert field in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_compare_layouts_times_paper_and_shared_on_the_same_pages(
+    tmp_path, run_uri, page_records, vllm_server, capsys
+):
+    base_url, model = vllm_server
+    requests, config = tmp_path / "requests.csv", tmp_path / "judge.yaml"
+    pacsv.write_csv(requests_for(page_records), requests)
+    config.write_text(yaml.safe_dump({
+        "engine": "openai",
+        "openai": {"base_url": base_url, "model": model, "api_key_env": "SB_TEST_KEY", "concurrency": 4},
+        "prompts": {"current_date": "2026-01-25", "token_budget": 6000, "justification_max_chars": 100},
+        "sampling": {"max_tokens": 1024},
+    }))  # fmt: skip
+    args = ["costbench", "--run", run_uri, "--requests", str(requests), "--config", str(config),
+            "--warmup", "1", "--sample", "2", "4", "--compare-layouts", "--price-per-1m-input", "0.4",
+            "--rate-limit-rpm", "600"]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    paper, shared = report["layouts"]["paper"], report["layouts"]["shared"]
+    assert paper["prompt_layout"] == "paper" and shared["prompt_layout"] == "shared"
+    assert [r["pages"] for r in paper["runs"]] == [r["pages"] for r in shared["runs"]] == [1, 1, 2, 4]
+    for name in ("cold", "warm", "pages-2", "pages-4"):  # the same pages in both layouts
+        keys = [set(read_judgments(f"{run_uri}/costbench/sample/{layout}/{name}")["url_key"].to_pylist())
+                for layout in ("paper", "shared")]  # fmt: skip
+        assert keys[0] == keys[1]
+    ratios = report["shared_over_paper"]
+    prefill = [r["tokens_per_page"]["total"]["prefill_tokens"] for r in (shared, paper)]
+    assert ratios["prefill_tokens"] == round(prefill[0] / prefill[1], 4) < 1.0  # the page prefix is reused
+    assert ratios["wall_s"] > 0 and ratios["steady_seconds_per_page"] > 0
+    assert shared["unit"] == "cost" and shared["per_1m_pages"]["bound_by"] == "requests_per_minute"
+    assert shared["measured_rate"]["requests_per_minute"] > 0
