@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from crawler.config import CrawlConfig
 from crawler.errors import InputError, validate_model
 from jobs.analysis import ReportConfig
+from jobs.coverage import CoverageConfig
 from jobs.ray_runtime import RayConfig
 from jobs.reduce import ReduceConfig
 from judge.config import JudgeConfig
@@ -117,6 +118,10 @@ class AuditConfig(Section):
         default_factory=ReportConfig, description="The report (jobs.analysis.ReportConfig); null: no report."
     )
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    coverage: CoverageConfig = Field(
+        default_factory=CoverageConfig,
+        description="When the audit counts as complete (jobs.coverage): below it the audit exits non-zero.",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, as recorded in the manifest."""
