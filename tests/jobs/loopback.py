@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -32,9 +33,9 @@ def article(number: int) -> bytes:
 
 
 class LoopbackWeb:
-    """``/page/<n>`` serves article n, anything else 404; ``hits`` counts requests per path."""
+    """``/page/<n>`` serves article n after ``delay_s``, anything else 404; ``hits`` counts requests."""
 
-    def __init__(self, host: str = "127.0.0.1"):
+    def __init__(self, host: str = "127.0.0.1", delay_s: float = 0.0):
         self.hits: Counter[str] = Counter()
         web = self
 
@@ -45,6 +46,7 @@ class LoopbackWeb:
             def do_GET(self):
                 web.hits[self.path] += 1
                 if self.path.startswith("/page/") and self.path[6:].isdigit():
+                    time.sleep(delay_s)
                     body, code = article(int(self.path[6:])), 200
                 elif self.path == "/robots.txt":
                     body, code = b"User-agent: *\nAllow: /\n", 200
@@ -105,7 +107,9 @@ class OpenAIJudge:
                     self._send(500, {"error": "judge outage"})
                     return
                 schema = (request.get("response_format") or {}).get("json_schema", {}).get("schema", {})
-                answer = {key: {"score": 4, "justification": "loopback"} for key in schema.get("required", [])}
+                answer = {
+                    key: {"score": 4, "justification": "loopback"} for key in schema.get("required", [])
+                }
                 message = {"role": "assistant", "content": json.dumps(answer)}
                 usage = {"prompt_tokens": 100, "completion_tokens": 20}
                 self._send(200, {"choices": [{"message": message}], "usage": usage})
