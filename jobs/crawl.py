@@ -34,6 +34,7 @@ from crawler.schema import RETRYABLE_STATUSES
 from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, shard_name
 from crawler.storage import RunStore
 from jobs.cli import add_set_argument, positive_int, run_module
+from jobs.progress import crawl_progress
 from jobs.ray_runtime import RayConfig, ensure_ray
 
 log = logging.getLogger("sourcebench.crawl")
@@ -282,14 +283,15 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    summary = crawl_run(
-        args.run,
-        urls,
-        config,
-        ray_address=args.ray_address,
-        use_ray=not args.no_ray,
-        retry_statuses=args.retry_status or (),
-    )
+    with crawl_progress(RunStore(args.run)):
+        summary = crawl_run(
+            args.run,
+            urls,
+            config,
+            ray_address=args.ray_address,
+            use_ray=not args.no_ray,
+            retry_statuses=args.retry_status or (),
+        )
     print(json.dumps(summary))
     return 0
 

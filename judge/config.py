@@ -90,11 +90,15 @@ class OpenAIConfig(_Strict):
     """Any OpenAI-compatible chat-completions endpoint (vllm serve, DashScope, OpenAI, ...)."""
 
     base_url: str = Field(
-        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", description="Endpoint root (ends in /v1)."
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+        description="Endpoint root (ends in /v1). The defaults are the paper's judge: qwen-plus on "
+        "DashScope, key in $DASHSCOPE_API_KEY; for `vllm serve` use http://HOST:8000/v1 and its model name.",
     )
     model: str = Field("qwen-plus", description="Model name the endpoint serves.")
     api_key_env: str = Field(
-        "OPENAI_API_KEY", description="Environment variable holding the API key (never logged)."
+        "DASHSCOPE_API_KEY",
+        description="Environment variable holding the API key (never logged); the default endpoint's. An "
+        "unset variable sends no key (a local `vllm serve` needs none).",
     )
     concurrency: int = Field(8, ge=1, description="Requests in flight at once.")
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout.")
