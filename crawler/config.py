@@ -42,6 +42,12 @@ class Politeness(_Model):
         gt=0,
         description="AutoThrottle's goal of parallel requests per host (capped by per_host_concurrency).",
     )
+    max_crawl_delay_s: float = Field(
+        30.0,
+        ge=0,
+        description="Longest robots.txt Crawl-delay honoured (as a per-host floor of the delay); a host "
+        "asking for more is not crawled: its URLs end as robots_disallowed.",
+    )
     total_concurrency: int = Field(256, ge=1, description="Parallel requests of one shard process in total.")
     user_agent: str = Field(
         "sourcebench-crawler/0.1 (+https://github.com/WukLab/SourceBench; research audit)",
@@ -61,6 +67,12 @@ class FetchLimits(_Model):
         description="Longest Retry-After (429/503) honoured; a longer one ends the URL as http_error.",
     )
     max_redirects: int = Field(5, ge=0, description="Redirect hops followed at most (a loop ends as error).")
+    max_url_chars: int = Field(
+        2083,
+        ge=16,
+        description="Longest URL fetched (the old Internet Explorer limit many servers still keep); a "
+        "longer one, cited or a redirect target, ends as error with its length in the reason.",
+    )
     max_bytes: int = Field(
         5 * 1024 * 1024, gt=0, description="Body size cap in bytes, applied after decompression (too_large)."
     )

@@ -22,6 +22,7 @@ from pydantic import ConfigDict, Field, field_validator
 from crawler.base import ConfigModel, ConfigPath, load_model
 from crawler.config import CrawlConfig
 from jobs.analysis.config import ReportConfig
+from jobs.coverage import CoverageConfig
 from jobs.leaderboard.config import ReduceConfig
 from jobs.ray_runtime import RayConfig
 from judge.config import JudgeConfig
@@ -117,6 +118,10 @@ class AuditConfig(Section):
         default_factory=ReportConfig, description="The report (jobs.analysis.ReportConfig); null: no report."
     )
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    coverage: CoverageConfig = Field(
+        default_factory=CoverageConfig,
+        description="When the audit counts as complete (jobs.coverage): below it the audit exits non-zero.",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, as recorded in the manifest."""

@@ -28,14 +28,12 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from crawler.errors import InputError
+from crawler.layout import LAYOUT
 from crawler.storage import RunStore
 from jobs.cli import add_set_argument, dotted_overrides, positive_int, run_module
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, judge_run
 from judge.run import REQUEST_COLUMNS
-
-SELECTED_PATH = "inputs/selected_sources.parquet"
-QUERIES_PATH = "inputs/queries.parquet"
 
 #: CLI flag -> dotted JudgeConfig field it overrides.
 _OVERRIDES = {
@@ -131,20 +129,23 @@ def check_request_texts(path: str, table: pa.Table) -> None:
 
 
 def requests_from_run(store: RunStore) -> pa.Table:
-    """One request per (selected source url_key, query) of an audit run's inputs."""
-    for relpath in (SELECTED_PATH, QUERIES_PATH):
+    """One request per selected source of an audit run's inputs, with its query's text.
+
+    Which of them get judged (one judgment per page and query, aliases merged) is decided in
+    :func:`judge.judge_run` by :func:`judge.pairs.judge_pairs`, as for the audit and costbench.
+    """
+    for relpath in (LAYOUT.selected, LAYOUT.queries):
         if not store.exists(relpath):
             raise InputError(
                 store.uri_of(relpath), "not found: pass --requests, or run `sourcebench audit` inputs"
             )
-    selected = store.read_table(SELECTED_PATH).select(["url_key", "query_id"])
+    selected = store.read_table(LAYOUT.selected).select(["url_key", "query_id"])
     queries = (
-        store.read_table(QUERIES_PATH)
+        store.read_table(LAYOUT.queries)
         .select(["query_id", "query"])
         .rename_columns(["query_id", "query_text"])
     )
-    pairs = selected.group_by(["url_key", "query_id"]).aggregate([])
-    return pairs.join(queries, "query_id", join_type="inner").select(list(REQUEST_COLUMNS))
+    return selected.join(queries, "query_id", join_type="inner").select(list(REQUEST_COLUMNS))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
+import sys
 from collections.abc import Iterator
 from typing import TypeVar
 from urllib.parse import urlsplit
@@ -28,7 +30,14 @@ class RayConfig(ConfigModel):
         ge=1,
         description="Logical CPUs of a local Ray started by the job (ignored when joining a cluster).",
     )
-    progress_bars: bool = Field(default=False, description="Show Ray Data progress bars.")
+    progress_bars: bool | None = Field(
+        default=None,
+        description="Show Ray Data progress bars; None: when stderr is a terminal (not in job logs).",
+    )
+    log_level: str = Field(
+        default="WARNING",
+        description="Level of Ray's own log lines in this process (INFO shows Ray's start-up chatter).",
+    )
 
 
 def is_loopback(address: str) -> bool:
@@ -73,13 +82,24 @@ def ensure_ray(config: RayConfig | None = None) -> None:
         # token auth on and break a later `ray job submit`); a cluster that uses tokens sets it.
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")
         address = config.address or os.environ.get("RAY_ADDRESS")
+        level = logging.getLevelName(config.log_level.upper())
+        for name in ("ray", "ray.data"):
+            logging.getLogger(name).setLevel(level)
         if address:
-            ray.init(address=address, log_to_driver=True)
+            ray.init(address=address, log_to_driver=True, logging_level=level)
         else:
-            ray.init(num_cpus=config.num_cpus, include_dashboard=False, log_to_driver=True)
+            ray.init(
+                num_cpus=config.num_cpus, include_dashboard=False, log_to_driver=True, logging_level=level
+            )
     context = DataContext.get_current()
     context.execution_options.preserve_order = True
-    context.enable_progress_bars = config.progress_bars
+    bars = sys.stderr.isatty() if config.progress_bars is None else config.progress_bars
+    context.enable_progress_bars = bars
+    context.enable_operator_progress_bars = bars
+    if not bars:  # off on purpose (a job log): our own progress lines replace Ray Data's hint about them
+        from ray.util.debug import log_once
+
+        log_once("ray_data_progress_manager_disabled")
 
 
 def original_input_error(exc: BaseException) -> InputError | None:

@@ -15,7 +15,11 @@ _HOMES = {
     "SamplingConfig": "judge.config",
     "SignalsConfig": "judge.config",
     "VLLMConfig": "judge.config",
+    "JudgeEngine": "judge.engines",
     "make_engine": "judge.engines",
+    "judge_pairs": "judge.pairs",
+    "page_ids": "judge.pairs",
+    "page_index": "judge.run",
     "DIMENSION_KEYS": "judge.rubric",
     "DIMENSIONS": "judge.rubric",
     "RUBRIC_VERSION": "judge.rubric",
@@ -43,6 +47,7 @@ __all__ = [
     "WEIGHTED_SCALE",
     "WEIGHTS",
     "JudgeConfig",
+    "JudgeEngine",
     "OpenAIConfig",
     "PromptConfig",
     "SamplingConfig",
@@ -50,9 +55,12 @@ __all__ = [
     "VLLMConfig",
     "accounting",
     "content_vectors",
+    "judge_pairs",
     "judge_run",
     "judgment_key",
     "make_engine",
+    "page_ids",
+    "page_index",
     "read_judgments",
 ]
 
@@ -65,9 +73,10 @@ if TYPE_CHECKING:
         SignalsConfig,
         VLLMConfig,
     )
-    from judge.engines import make_engine
+    from judge.engines import JudgeEngine, make_engine
+    from judge.pairs import judge_pairs, page_ids
     from judge.rubric import DIMENSION_KEYS, DIMENSIONS, RUBRIC_VERSION, STAGES, WEIGHTED_SCALE, WEIGHTS
-    from judge.run import accounting, judge_run, judgment_key, read_judgments
+    from judge.run import accounting, judge_run, judgment_key, page_index, read_judgments
     from judge.schema import CONTENT_VECTORS_SCHEMA, JUDGMENT_SCHEMA, JUDGMENT_STATUSES
     from judge.vectors import content_vectors
 

@@ -90,11 +90,15 @@ class OpenAIConfig(_Strict):
     """Any OpenAI-compatible chat-completions endpoint (vllm serve, DashScope, OpenAI, ...)."""
 
     base_url: str = Field(
-        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", description="Endpoint root (ends in /v1)."
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+        description="Endpoint root (ends in /v1). The defaults are the paper's judge: qwen-plus on "
+        "DashScope, key in $DASHSCOPE_API_KEY; for `vllm serve` use http://HOST:8000/v1 and its model name.",
     )
     model: str = Field("qwen-plus", description="Model name the endpoint serves.")
     api_key_env: str = Field(
-        "OPENAI_API_KEY", description="Environment variable holding the API key (never logged)."
+        "DASHSCOPE_API_KEY",
+        description="Environment variable holding the API key (never logged); the default endpoint's. An "
+        "unset variable sends no key (a local `vllm serve` needs none).",
     )
     concurrency: int = Field(8, ge=1, description="Requests in flight at once.")
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout.")
@@ -165,7 +169,17 @@ class JudgeConfig(_Strict):
         None,
         description="Judgment cache shared across runs (local dir or s3://); None = the run's own judgments.",
     )
-    write_batch_size: int = Field(256, ge=1, description="Judgments per Parquet part (the unit of resume).")
+    write_batch_size: int = Field(
+        256, ge=1, description="Judgments per Parquet part (what a killed unit loses at most)."
+    )
+    executor: Literal["auto", "ray", "local"] = Field(
+        "auto",
+        description="Where units of work run: ray (a Ray Data pipeline), local (this process, one unit "
+        "after another), auto (ray when Ray is running or $RAY_ADDRESS is set). vllm always uses Ray.",
+    )
+    workers: int | None = Field(
+        None, ge=1, description="Most unit workers (actors) at once; None = the cluster's CPUs."
+    )
 
     @model_validator(mode="after")
     def _fits_context(self) -> JudgeConfig:

@@ -55,6 +55,10 @@ def main(spec_path: str) -> int:
             "render_contexts_opened": stats.get("playwright/context_count", 0),
             "render_contexts_max_open": stats.get("playwright/context_count/max_concurrent", 0),
             "stalled": stalled,
+            "hosts": {
+                host: {"requests": timing.requests, "active_s": round(timing.active_s, 3)}
+                for host, timing in getattr(crawler.spider, "timings", {}).items()
+            },
         }
         with open(spec["report_path"], "w") as handle:
             json.dump(report, handle)

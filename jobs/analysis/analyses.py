@@ -23,6 +23,7 @@ from jobs.analysis.labels import (
     serp_systems_from_collect,
     system_metadata_from_collect,
 )
+from jobs.analysis.manipulation import manipulation_by_system
 from jobs.analysis.overlap import score_by_overlap, score_vs_overlap, serp_overlap, source_overlap_flags
 from jobs.analysis.run_data import RunData
 from jobs.analysis.run_summary import failure_reasons, funnel, judge_usage, page_statuses
@@ -58,6 +59,8 @@ class Analyses:
     statuses: pd.DataFrame | None = None
     failures: pd.DataFrame | None = None
     usage: pd.DataFrame | None = None
+    manipulation: pd.DataFrame | None = None
+    """Per system: sources whose page was flagged for manipulation (``manipulation_by_system``)."""
     notes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """Section id -> ``(text, kind)`` explanations of what is missing or was skipped."""
 
@@ -184,6 +187,7 @@ def _crawl_and_judge(run: RunData, config: ReportConfig, result: Analyses) -> No
     if run.pages is not None and len(run.pages):
         result.statuses = page_statuses(run.pages)
         result.failures = failure_reasons(run.pages)
+        result.manipulation = manipulation_by_system(run.sources, run.pages)
     else:
         result.note(
             "crawl", "This run has no page records (pages/): the crawl funnel shows the leaderboard only."

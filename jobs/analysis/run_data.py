@@ -18,7 +18,9 @@ from crawler.base import InputError, RunStore
 
 LEADERBOARD = "leaderboard"
 COLLECT_MANIFEST = "collect/manifest.json"
-PAGE_COLUMNS = ("url_key", "url", "status", "error", "http_status", "rendered", "content_type", "domain")
+PAGE_COLUMNS = (
+    "url_key", "url", "status", "error", "http_status", "rendered", "content_type", "domain", "manipulation",
+)  # fmt: skip
 JUDGMENT_COLUMNS = (
     "url_key",
     "query_id",

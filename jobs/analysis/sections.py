@@ -11,6 +11,13 @@ import pandas as pd
 
 from jobs.analysis import figures
 from jobs.analysis.analyses import UNWEIGHTED, WEIGHTED, Analyses
+from jobs.analysis.completeness import (
+    constant_dimensions,
+    constant_note,
+    coverage_section,
+    is_incomplete,
+    read_coverage,
+)
 from jobs.analysis.config import ReportConfig
 from jobs.analysis.document import Bullets, Code, Note, Report, Section, Table, with_interval
 from jobs.analysis.run_data import RunData
@@ -73,8 +80,8 @@ def _tie_groups(leaderboard: pd.DataFrame) -> list[str]:
     return groups
 
 
-def findings(analyses: Analyses, config: ReportConfig) -> list[str]:
-    """The headline facts of the run, one sentence each."""
+def findings(analyses: Analyses, config: ReportConfig, constant: list[str] | None = None) -> list[str]:
+    """The headline facts of the run, one sentence each; ``constant`` dimensions are not ranked."""
     lb = analyses.leaderboard
     level = f"{config.confidence_level:.0%}"
     top, last = lb.iloc[0], lb.iloc[-1]
@@ -92,8 +99,10 @@ def findings(analyses: Analyses, config: ReportConfig) -> list[str]:
             else f"Every adjacent pair of systems is separated: the {level} interval of each paired "
             "difference excludes 0."
         )
-    means = analyses.dimension_means.mean()
+    means = analyses.dimension_means.mean().drop(constant or [], errors="ignore")
     labels = {d.key: d.label for d in DIMENSIONS}
+    if note := constant_note(constant or []):
+        items.append(note)
     if means.notna().any():
         items.append(
             f"Strongest dimension across systems: {labels[means.idxmax()]} ({means.max():.2f} of 5); "
@@ -455,6 +464,15 @@ def crawl_section(analyses: Analyses) -> Section:
         blocks.append(
             Table(analyses.failures, caption="Most frequent failure reasons", formats={"pages": INT})
         )
+    if analyses.manipulation is not None:
+        blocks.append(
+            Table(
+                analyses.manipulation,
+                caption="Sources whose page tries to game the judge (hidden text, injected instructions, "
+                "stuffing, unverified structured data, mismatched dates; see docs/contracts.md)",
+                formats={"flagged_pct": PCT},
+            )
+        )
     return Section(
         "crawl",
         "Crawl funnel",
@@ -640,12 +658,22 @@ def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Repo
         )
     if best is not None:
         cards.append((f"top system ({best[WEIGHTED]:.2f})", str(best["model_name"])))
+    coverage = read_coverage(run)
+    if coverage is not None:
+        share = coverage["overall"]["share"]
+        cards.insert(0, ("INCOMPLETE: coverage" if is_incomplete(coverage) else "coverage", f"{share:.0%}"))
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     code = _code_version(run.manifest)
     subtitle = f"Run {run.uri} · generated {generated}" + (f" · code {code}" if code else "")
     sections = [
-        Section("highlights", "Highlights", "", [Bullets(findings(analyses, config))]),
+        Section(
+            "highlights",
+            "Highlights",
+            "",
+            [Bullets(findings(analyses, config, constant_dimensions(run.sources)))],
+        ),
         leaderboard_section(analyses, config, colors),
+        coverage_section(run, analyses, coverage),
         dimensions_section(analyses, colors),
         *breakdown_sections(analyses),
         correlations_section(analyses),
@@ -658,4 +686,5 @@ def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Repo
         configuration_section(run, config),
     ]
     present = [section for section in sections if section is not None]
-    return Report(config.title or f"SourceBench audit: {run.name}", subtitle, cards, present)
+    title = config.title or f"SourceBench audit: {run.name}"
+    return Report(f"INCOMPLETE: {title}" if is_incomplete(coverage) else title, subtitle, cards, present)
