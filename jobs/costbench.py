@@ -38,9 +38,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from crawler.base import InputError, RunStore, validate_model
+from crawler.base import ConfigModel, InputError, RunStore, validate_model
 from jobs.cli import nonnegative_float, positive_float, positive_int, run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run
@@ -54,10 +54,10 @@ from judge.run import validate_requests
 _WARMUP_GROUPS = ("cold", "warm")
 
 
-class CostbenchOptions(BaseModel):
+class CostbenchOptions(ConfigModel):
     """What to time and how to price it (from the command line)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     sample: list[int] = Field(description="Timed sample sizes in pages (at least two different ones).")
     warmup: int = Field(ge=1, description="Pages of each of the two warm-up runs (cold, then warm).")

@@ -22,7 +22,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from crawler.base import ConfigModel
 
 #: Every projection is for this many pages.
 PAGES_PER_PROJECTION = 1_000_000
@@ -86,7 +88,7 @@ def steady_state(cold: Timing, warm: Timing, timed: Sequence[Timing]) -> SteadyS
     return SteadyState(mean, tuple(per_size), spread, start, per_run)
 
 
-class GpuThroughput(BaseModel):
+class GpuThroughput(ConfigModel):
     """Throughputs of the judge model on one GPU, from which token counts become GPU-seconds.
 
     The defaults are a roofline for Qwen3-8B in bf16 on one H200 (docs/judge.md, "Cost"): prefill
@@ -96,7 +98,7 @@ class GpuThroughput(BaseModel):
     ``bench/gpu_prefill.py`` on a GPU replaces them with measurements.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
     gpu: str = Field("H200 (roofline, not measured)", description="The GPU and where the figures come from.")
     prefill_tokens_per_s: float = Field(30_000.0, gt=0, description="Prompt tokens prefilled per second.")
