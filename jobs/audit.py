@@ -205,10 +205,13 @@ class Audit:
         if stage == "crawl":
             return crawl_progress(self.store, total=len(pc.unique(self.selected()["url_key"])))
         if stage == "judge":
-            return judge_progress(
-                self.store, lambda: 3 * self.judge_requests(self.read_pages(ALIAS_COLUMNS)).num_rows
-            )
+            return judge_progress(self.store, self.stage_requests_total)
         return nullcontext()
+
+    def stage_requests_total(self) -> int:
+        """Stage requests the judge stage makes: three per (fetched page, query) pair to judge."""
+        pairs = judge_pairs(self.cited_requests(), self.read_pages(ALIAS_COLUMNS))
+        return 3 * (pairs.num_rows - pairs["page_id"].null_count)
 
     # -- the pipeline --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
