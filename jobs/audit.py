@@ -36,11 +36,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from crawler.base import read_yaml
-from crawler.errors import InputError
+from crawler.base import InputError, RunStore, read_yaml
 from crawler.layout import LAYOUT
 from crawler.schema import PAGE_SCHEMA
-from crawler.storage import RunStore
 from jobs import staleness
 from jobs.collectors.serp import load_serp
 from jobs.config import AuditConfig, load_config
@@ -245,7 +243,10 @@ class Audit:
             scores_fp = fingerprint(judge_fp)
             self.run_stage("scores", scores_fp, self.stage_scores)
             coverage = self.measure_coverage()
-            reduce_fp = fingerprint(scores_fp, config.reduce.model_dump(mode="json"))
+            # the SERP names decide the official rank columns the reduce fills
+            reduce_fp = fingerprint(
+                scores_fp, config.reduce.fingerprint_payload(), sorted(config.inputs.serp)
+            )
             self.run_stage("reduce", reduce_fp, self.stage_reduce)
             self.stamp_leaderboard(coverage)
             if config.report is not None:
@@ -369,7 +370,12 @@ class Audit:
         return {"sources": scores.num_rows, **status_counts(scores)}
 
     def stage_reduce(self) -> dict[str, Any]:
-        summary = reduce_run(self.store.uri, self.config.reduce, self.config.cluster.ray)
+        summary = reduce_run(
+            self.store.uri,
+            self.config.reduce,
+            self.config.cluster.ray,
+            serp_systems=list(self.config.inputs.serp),
+        )
         return {"sources": summary["sources"], "systems": summary["systems"]}
 
     def stage_report(self) -> dict[str, Any]:

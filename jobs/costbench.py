@@ -40,8 +40,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crawler.errors import InputError, validate_model
-from crawler.storage import RunStore
+from crawler.base import InputError, RunStore, validate_model
 from jobs.cli import nonnegative_float, positive_float, positive_int, run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run

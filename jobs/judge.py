@@ -107,7 +107,25 @@ def read_requests(path: str) -> pa.Table:
     missing = [c for c in REQUEST_COLUMNS if c not in table.column_names]
     if missing:
         raise InputError(path, f"missing column {missing[0]!r}", line=1, field=missing[0])
+    check_request_texts(path, table)
     return table
+
+
+def check_request_texts(path: str, table: pa.Table) -> None:
+    """A (url_key, query_id) pair given twice must ask the same question (else which one is judged?)."""
+    first: dict[tuple[str, str], tuple[int, str]] = {}
+    offset = 2 if path.endswith(".csv") else 0  # CSV: header on line 1; Parquet: 0-based record
+    columns = [table[c].to_pylist() for c in REQUEST_COLUMNS]
+    for i, (url_key, query_id, text) in enumerate(zip(*columns, strict=True)):
+        seen = first.setdefault((url_key, query_id), (i, text))
+        if seen[1] != text:
+            raise InputError(
+                path,
+                f"url_key {url_key!r} with query_id {query_id!r} has another query_text than at record "
+                f"{seen[0] + offset}",
+                line=i + offset,
+                field="query_text",
+            )
 
 
 def requests_from_run(store: RunStore) -> pa.Table:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from crawler.errors import InputError
+from crawler.base import InputError
 from judge.config import PromptConfig
 from judge.output import stage_json_schema
 from judge.packet import PagePacket, StageRequest
