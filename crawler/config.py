@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from crawler.errors import InputError, validate_model
+from crawler.base import ConfigModel, ConfigPath, load_model, validate_model
 from crawler.netguard import AddressPolicy
 
-#: Chromium flags that work in containers without a GPU or network-side services (DESIGN.md).
+#: Chromium flags that work in containers without a GPU or network-side services (docs/design.md).
 CHROMIUM_FLAGS = (
     "--no-sandbox",
     "--disable-gpu",
@@ -23,8 +22,8 @@ CHROMIUM_FLAGS = (
 )
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Model(ConfigModel):
+    model_config = ConfigDict(frozen=True)
 
 
 class Politeness(_Model):
@@ -42,6 +41,12 @@ class Politeness(_Model):
         4.0,
         gt=0,
         description="AutoThrottle's goal of parallel requests per host (capped by per_host_concurrency).",
+    )
+    max_crawl_delay_s: float = Field(
+        30.0,
+        ge=0,
+        description="Longest robots.txt Crawl-delay honoured (as a per-host floor of the delay); a host "
+        "asking for more is not crawled: its URLs end as robots_disallowed.",
     )
     total_concurrency: int = Field(256, ge=1, description="Parallel requests of one shard process in total.")
     user_agent: str = Field(
@@ -62,6 +67,12 @@ class FetchLimits(_Model):
         description="Longest Retry-After (429/503) honoured; a longer one ends the URL as http_error.",
     )
     max_redirects: int = Field(5, ge=0, description="Redirect hops followed at most (a loop ends as error).")
+    max_url_chars: int = Field(
+        2083,
+        ge=16,
+        description="Longest URL fetched (the old Internet Explorer limit many servers still keep); a "
+        "longer one, cited or a redirect target, ends as error with its length in the reason.",
+    )
     max_bytes: int = Field(
         5 * 1024 * 1024, gt=0, description="Body size cap in bytes, applied after decompression (too_large)."
     )
@@ -143,11 +154,17 @@ class CrawlConfig(_Model):
         replay_warcs: [s3://bucket/archive/CC-MAIN-2025-51-00001.warc.gz]
     """
 
+    #: Settings that change how the work is cut and placed, not what is fetched: a rerun with other
+    #: values resumes the committed shards instead of planning new ones over the same URLs.
+    execution_fields: ClassVar[frozenset[str]] = frozenset(
+        {"shard_size", "flush_every", "extract_workers", "ray_resources", "ray_num_cpus"}
+    )
+
     politeness: Politeness = Field(default_factory=Politeness, description="Per-host politeness.")
     limits: FetchLimits = Field(default_factory=FetchLimits, description="Timeouts, retries and size caps.")
     render: RenderConfig = Field(default_factory=RenderConfig, description="JavaScript rendering.")
     network: NetworkPolicy = Field(default_factory=NetworkPolicy, description="SSRF guard and robots.txt.")
-    replay_warcs: tuple[str, ...] = Field(
+    replay_warcs: tuple[ConfigPath, ...] = Field(
         (),
         description="Serve the crawl from these WARC/ARC files (paths or s3:// URIs), not the live web; "
         "a URL missing from them ends as error.",
@@ -180,13 +197,7 @@ class CrawlConfig(_Model):
     @classmethod
     def from_yaml(cls, path: str | Path) -> CrawlConfig:
         """Load from a YAML file; the crawl settings may sit under a top-level ``crawl:`` key."""
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise InputError(str(path), f"cannot read crawl config: {exc}") from exc
-        if isinstance(data, dict) and isinstance(data.get("crawl"), dict):
-            data = data["crawl"]
-        return cls.from_dict(data, source=str(path))
+        return load_model(cls, path, section="crawl")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "<config>") -> CrawlConfig:

@@ -27,13 +27,22 @@ class InputError(ValueError):
         super().__init__(f"{where}: {message}")
 
 
-def validate_model(model: type[ModelT], data: Any, source: str) -> ModelT:
+def validate_model(
+    model: type[ModelT],
+    data: Any,
+    source: str,
+    *,
+    context: dict[str, Any] | None = None,
+    prefix: str | None = None,
+) -> ModelT:
     """``model.model_validate(data)``, with the first validation error raised as an InputError.
 
     Args:
         model: The pydantic model class (a config section).
         data: The parsed YAML/JSON/CLI values.
         source: Where ``data`` came from (a file path, ``--set``), named in the error.
+        context: Pydantic validation context (the config file's folder, for relative paths).
+        prefix: Dotted path of ``data`` inside its file (``report`` for an audit config's section).
 
     Raises:
         InputError: naming ``source`` and the dotted path of the first bad field.
@@ -41,8 +50,12 @@ def validate_model(model: type[ModelT], data: Any, source: str) -> ModelT:
     from pydantic import ValidationError
 
     try:
-        return model.model_validate(data)
+        return model.model_validate(data, context=context)
     except ValidationError as exc:
         error = exc.errors()[0]
-        field = ".".join(str(part) for part in error["loc"])
-        raise InputError(source, f"{error['msg']} (got {error.get('input')!r})", field=field) from None
+        field = ".".join(str(part) for part in [*([prefix] if prefix else []), *error["loc"]]) or None
+        if error["type"] == "extra_forbidden":
+            raise InputError(source, "unknown key (a typo?)", field=field) from None
+        got = repr(error.get("input"))
+        got = got if len(got) <= 80 else got[:77] + "..."
+        raise InputError(source, f"{error['msg']} (got {got})", field=field) from None

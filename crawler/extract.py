@@ -1,6 +1,6 @@
 """Extraction of one fetched body into the content fields of a page record (usable without Scrapy).
 
-Libraries combined (speeds measured on this machine, see DESIGN.md and docs/crawler.md):
+Libraries combined (speeds measured on this machine, see docs/crawler.md and docs/design.md):
 
 - visible text (boilerplate included, the judge needs navigation/ad/CTA cues): resiliparse;
 - main text: trafilatura (``fast=True``; token F1 0.99 median on AEB against 0.95 for resiliparse),
@@ -34,6 +34,7 @@ from trafilatura.settings import Extractor
 from crawler.dates import original_date
 from crawler.decoding import classify, decode_body, mime_type
 from crawler.domains import domain_category, registered_domain
+from crawler.manipulation import text_manipulation, vet_page
 from crawler.metadata import (
     StructuredData,
     authors_from,
@@ -47,6 +48,7 @@ from crawler.metadata import (
 )
 from crawler.signals import page_signals, text_signals
 from crawler.stagetimes import NO_TIMES, StageTimes
+from crawler.visibility import remove_hidden
 
 logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
 logging.getLogger("htmldate").setLevel(logging.CRITICAL)
@@ -87,7 +89,7 @@ def _base_fields(url: str, body: bytes, content_type: str | None) -> dict[str, A
 def _empty_content() -> dict[str, Any]:
     return {
         "title": None, "authors": [], "published_date": None, "modified_date": None, "site_name": None,
-        "language": None, "text_full": None, "text_main": None, "signals": None,
+        "language": None, "text_full": None, "text_main": None, "signals": None, "manipulation": [],
     }  # fmt: skip
 
 
@@ -131,8 +133,16 @@ def publication_dates(
 
 
 def extract_html(url: str, html: str, times: StageTimes = NO_TIMES) -> dict[str, Any]:
-    """Content fields of an HTML page (text, metadata, signals); ``times`` collects CPU time per stage."""
+    """Content fields of an HTML page (text, metadata, signals), from what a person can see.
+
+    ``times`` collects CPU time per stage.
+    """
     tree = LexborHTMLParser(html)
+    times.lap("parse")
+    hidden = remove_hidden(tree)
+    if hidden.removed:
+        html = tree.html or ""
+    times.lap("visibility")
     dom = HTMLTree.parse(html)
     times.lap("parse")
     data = read_structured_data(tree)
@@ -151,7 +161,7 @@ def extract_html(url: str, html: str, times: StageTimes = NO_TIMES) -> dict[str,
     times.lap("language")
     signals = page_signals(tree, data, text_full, text_main)
     times.lap("signals")
-    return {
+    record = {
         "title": title,
         "authors": authors,
         "published_date": published,
@@ -162,6 +172,7 @@ def extract_html(url: str, html: str, times: StageTimes = NO_TIMES) -> dict[str,
         "text_main": text_main,
         "signals": signals,
     }
+    return vet_page(record, data, hidden)
 
 
 def pdf_text(body: bytes) -> tuple[str, dict[str, Any]]:
@@ -195,6 +206,7 @@ def extract_text_document(url: str, text: str, title: str | None = None) -> dict
         "text_full": text,
         "text_main": text,
         "signals": text_signals(text),
+        "manipulation": text_manipulation(text),
     }
 
 

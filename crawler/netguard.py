@@ -91,7 +91,9 @@ class AddressPolicy:
         for address in addresses:
             reason = self.refusal(address)
             if reason:
-                raise BlockedAddress(f"refused {host}: {reason}")
+                raise BlockedAddress(
+                    f"refused {host}: {reason}; to allow it: --allowlist {host} or --allow-private-networks"
+                )
 
     def check_url(self, url: str) -> list[str]:
         """Resolve a URL's host (blocking DNS) and check it; returns the resolved addresses.

@@ -27,6 +27,7 @@ CONTENT_FIELDS: dict[str, Any] = {
     "text_full": None,
     "text_main": None,
     "signals": None,
+    "manipulation": [],
 }
 
 

@@ -27,7 +27,7 @@ from crawler.config import CrawlConfig
 from crawler.fetch.sink import PartSink, committed_keys, next_sequence, part_names
 from crawler.records import page_record
 from crawler.schema import PAGE_SCHEMA
-from crawler.shards import CrawlShard
+from crawler.shards import CrawlShard, entry_host
 from crawler.storage import RunStore
 
 STAGE = "crawl"
@@ -77,6 +77,18 @@ def _run_subprocess(store: RunStore, shard: CrawlShard, config: CrawlConfig) -> 
         return {"failed": f"shard process ended with {code}", "log_tail": tail}
 
 
+def _host_stats(shard: CrawlShard, reports: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per host of the shard: its URLs, the requests sent to it and the seconds it kept the shard busy."""
+    urls = Counter(entry_host(entry) for entry in shard.entries if not entry.invalid)
+    stats = {host: {"urls": count, "requests": 0, "active_s": 0.0} for host, count in urls.items()}
+    for report in reports:
+        for host, timing in report.get("hosts", {}).items():
+            if host in stats:
+                stats[host]["requests"] += timing["requests"]
+                stats[host]["active_s"] = round(stats[host]["active_s"] + timing["active_s"], 3)
+    return stats
+
+
 def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str, Any]:
     """Crawl one shard into ``<run>/pages/<shard_id>-<seq>.parquet`` and ``<run>/warc/...warc.gz``.
 
@@ -85,8 +97,9 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
     subprocess is retried once if it dies; URLs still without a record then end as ``error``.
 
     Returns:
-        The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status,
-        pages, parts, wall time, peak memory of the shard process, robots/render settings.
+        The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status, per-host
+        URLs, requests and busy seconds, pages, parts, wall time, peak memory of the shard process,
+        robots/render settings.
     """
     store = RunStore(run_uri)
     if store.is_done(STAGE, shard.shard_id):
@@ -115,6 +128,7 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
     summary = {
         "shard_id": shard.shard_id,
         "urls": len(shard.entries),
+        "hosts": _host_stats(shard, reports),
         "statuses": _status_counts(store, shard.shard_id),
         "parts": len(part_names(store, shard.shard_id)),
         "wall_s": round(time.monotonic() - started, 3),

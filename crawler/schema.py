@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-PAGE_SCHEMA_VERSION = 1
+PAGE_SCHEMA_VERSION = 2
 
 #: Terminal statuses of a URL. Every URL in a crawl ends with exactly one of these.
 PAGE_STATUSES = (
@@ -42,6 +42,12 @@ SIGNALS_TYPE = pa.struct(
         pa.field("schema_org_organization", pa.string()),  # publisher/organization name, if any
         pa.field("schema_org_person", pa.string()),  # author person name, if any
         pa.field("word_count", pa.int32()),  # words in text_main
+        pa.field(
+            "hidden_chars", pa.int32()
+        ),  # characters of text a person cannot see, removed before all else
+        pa.field(
+            "hidden_kinds", pa.list_(pa.string())
+        ),  # how it was hidden (crawler.visibility.HIDDEN_KINDS)
     ]
 )
 
@@ -71,6 +77,7 @@ PAGE_SCHEMA = pa.schema(
         pa.field("text_full", pa.string()),  # all visible text, boilerplate included
         pa.field("text_main", pa.string()),  # main content only
         pa.field("signals", SIGNALS_TYPE),
+        pa.field("manipulation", pa.list_(pa.string())),  # crawler.manipulation.MANIPULATION_KINDS found
     ],
     metadata={"schema": "page", "version": str(PAGE_SCHEMA_VERSION)},
 )

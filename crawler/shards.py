@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from crawler.urls import InvalidURL, canonicalize_url, url_key
+from crawler.urls import InvalidURL, canonicalize_url, strip_credentials, url_key
 
 
 @dataclass(frozen=True)
@@ -56,16 +56,15 @@ def shard_name(index: int) -> str:
 def group_urls(urls: Iterable[str]) -> list[ShardEntry]:
     """Deduplicate cited URLs by url_key; entries of one host stay together (first-cited order inside).
 
-    Grouping by host means shards cut from this list rarely share a host, so shards running in
-    parallel do not multiply the per-host politeness limit (a host with more URLs than a shard holds
-    still spans several shards). A string that is not an http(s) URL keeps its own entry (keyed by a
-    hash of the text) so that it ends, like every cited URL, with exactly one page record (``error``).
+    Grouping by host lets ``pack_entries`` keep each host in one shard, or in one chain of shards. A
+    string that is not an http(s) URL keeps its own entry (keyed by a hash of the text, placed last)
+    so that it ends, like every cited URL, with exactly one page record (``error``).
     """
     spellings: dict[str, list[str]] = {}
     canonical: dict[str, str] = {}
     invalid: dict[str, str] = {}
     for raw in urls:
-        text = (raw or "").strip()
+        text = strip_credentials((raw or "").strip())  # a cited password is never stored
         try:
             canon = canonicalize_url(text)
             key = url_key(canon)
@@ -79,11 +78,43 @@ def group_urls(urls: Iterable[str]) -> list[ShardEntry]:
     entries = [
         ShardEntry(key, canonical[key], tuple(sorted(spellings[key])), invalid.get(key)) for key in canonical
     ]
-    return sorted(entries, key=lambda entry: urlsplit(entry.url).hostname or "")  # stable: cited order kept
+    # stable: cited order kept inside a host
+    return sorted(entries, key=lambda entry: (entry.invalid is not None, entry_host(entry)))
+
+
+def entry_host(entry: ShardEntry) -> str:
+    """The host an entry is fetched from ("" for a string that is not a URL)."""
+    return "" if entry.invalid else (urlsplit(entry.url).hostname or "")
+
+
+def pack_entries(entries: list[ShardEntry], shard_size: int) -> list[list[ShardEntry]]:
+    """Cut host-grouped entries into shards so that no host is split unless it must be.
+
+    A host with at most ``shard_size`` URLs lands whole in one shard (several small hosts share a
+    shard); a bigger host gets shards of its own, of near-equal size, which ``host_chains`` then runs
+    one after another. Like Nutch's fetch lists partitioned by host: a host belongs to one fetcher at
+    a time, so its politeness limits need no coordination between shards.
+    """
+    by_host: dict[str, list[ShardEntry]] = {}
+    for entry in entries:
+        by_host.setdefault(entry_host(entry), []).append(entry)
+    cut: list[list[ShardEntry]] = []
+    current: list[ShardEntry] = []
+    for host_entries in by_host.values():
+        if len(host_entries) > shard_size:
+            parts = -(-len(host_entries) // shard_size)
+            bounds = [len(host_entries) * part // parts for part in range(parts + 1)]
+            cut += [host_entries[start:end] for start, end in zip(bounds, bounds[1:], strict=False)]
+            continue
+        if len(current) + len(host_entries) > shard_size:
+            cut.append(current)
+            current = []
+        current += host_entries
+    return [*cut, current] if current else cut
 
 
 def plan_shards(urls: Iterable[str], shard_size: int, *, first_index: int = 0) -> list[CrawlShard]:
-    """Split URLs into shards of at most ``shard_size`` canonical URLs.
+    """Split URLs into shards of at most ``shard_size`` canonical URLs (``pack_entries``).
 
     The plan depends only on the input order and ``shard_size``.
 
@@ -94,8 +125,41 @@ def plan_shards(urls: Iterable[str], shard_size: int, *, first_index: int = 0) -
     """
     if shard_size < 1:
         raise ValueError("shard_size must be at least 1")
-    entries = group_urls(urls)
     return [
-        CrawlShard(shard_name(first_index + n), tuple(entries[start : start + shard_size]))
-        for n, start in enumerate(range(0, len(entries), shard_size))
+        CrawlShard(shard_name(first_index + n), tuple(entries))
+        for n, entries in enumerate(pack_entries(group_urls(urls), shard_size))
     ]
+
+
+def host_chains(shards: Iterable[CrawlShard]) -> list[list[CrawlShard]]:
+    """Group shards that share a host; each group must run one shard after another.
+
+    Two shards that share a host would each send ``per_host_concurrency`` requests to it. Running a
+    group in sequence keeps every host's concurrency, delay and Crawl-delay across the cluster while
+    groups run in parallel. A plan cut by ``pack_entries`` only groups the shards of a host bigger
+    than a shard; shards appended by a later run for an already planned host join that host's group.
+
+    Returns:
+        The groups, the biggest (most URLs) first, each in shard order.
+    """
+    shards = list(shards)
+    parent = list(range(len(shards)))
+
+    def root(index: int) -> int:
+        while parent[index] != index:
+            parent[index] = parent[parent[index]]
+            index = parent[index]
+        return index
+
+    owner: dict[str, int] = {}
+    for index, shard in enumerate(shards):
+        for host in {entry_host(entry) for entry in shard.entries} - {""}:
+            if host in owner:
+                parent[root(index)] = root(owner[host])
+            else:
+                owner[host] = index
+    groups: dict[int, list[CrawlShard]] = {}
+    for index, shard in enumerate(shards):
+        groups.setdefault(root(index), []).append(shard)
+    chains = [sorted(group, key=lambda shard: shard.shard_id) for group in groups.values()]
+    return sorted(chains, key=lambda chain: -sum(len(shard.entries) for shard in chain))

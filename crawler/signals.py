@@ -59,8 +59,11 @@ _PHONE = re.compile(r"(?:\+\d{1,3}[\s.-]?)?\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,
 _PHONE_CORE = re.compile(r"\d\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
 # Postal addresses, each starting a word (checked by ``_starts``). A German street is looked for only
 # where its suffix and number are (a capitalised word is everywhere).
+# "Dr" followed by ". Name" is a title, not a street ("2019 By Dr. Jane Doe"); "By", "On", ... start
+# no street name.
 _US_STREET = re.compile(
-    r"\d{1,5}\s+(?:[A-Z][a-z]+\s){1,3}(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Way|Suite)\b"
+    r"\d{1,5}\s+(?!(?:By|On|In|At|From|To|And|Of|For|With|The)\s)(?:[A-Z][a-z]+\s){1,3}"
+    r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr(?!\.\s+[A-Z])|Way|Suite)\b"
 )
 _GERMAN_STREET = re.compile(r"[A-Z][a-zäöüß]+(?:straße|strasse|weg|platz|allee)\s+\d{1,4}\b")
 _GERMAN_STREET_CORE = re.compile(r"(?:straße|strasse|weg|platz|allee)\s+\d")
@@ -176,6 +179,8 @@ def page_signals(
         "schema_org_organization": schema_organization(data),
         "schema_org_person": schema_person(data),
         "word_count": len(_WORD.findall(text_main)),
+        "hidden_chars": 0,  # set by crawler.manipulation.vet_page from the visibility pass
+        "hidden_kinds": [],
     }
 
 
@@ -200,4 +205,6 @@ def text_signals(text: str) -> dict[str, Any]:
         "schema_org_organization": None,
         "schema_org_person": None,
         "word_count": len(_WORD.findall(text)),
+        "hidden_chars": 0,
+        "hidden_kinds": [],
     }

@@ -51,9 +51,10 @@ def _normalise_component(text: str, safe: str) -> str:
 def canonicalize_url(url: str) -> str:
     """The canonical spelling of an http(s) URL.
 
-    Lower-cases scheme and host (IDNA-encoded), drops default ports, the fragment, tracking
-    parameters and empty query; normalises percent-encoding; sorts the remaining query parameters
-    (stable order, duplicates kept); an empty path becomes ``/``.
+    Lower-cases scheme and host (IDNA-encoded), drops ``user:password@`` credentials (never stored,
+    never sent), default ports, the fragment, tracking parameters and empty query; normalises
+    percent-encoding; sorts the remaining query parameters (stable order, duplicates kept); an
+    empty path becomes ``/``.
 
     Raises:
         InvalidURL: the string is not an absolute http(s) URL with a host.
@@ -77,15 +78,21 @@ def canonicalize_url(url: str) -> str:
     if ":" in host:  # IPv6 literal
         host = f"[{host}]"
     netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    if parts.username or parts.password:
-        userinfo = quote(unquote(parts.username or ""), safe="")
-        if parts.password:
-            userinfo += ":" + quote(unquote(parts.password), safe="")
-        netloc = f"{userinfo}@{netloc}"
     path = _normalise_component(parts.path or "/", _PATH_SAFE)
     params = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(k)]
     query = urlencode(sorted(params), quote_via=quote, safe=_QUERY_SAFE.replace("+", "")) if params else ""
     return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def strip_credentials(url: str) -> str:
+    """``url`` without the ``user:password@`` of its authority (any scheme); other text unchanged."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def url_key(url: str) -> str:

@@ -1,5 +1,5 @@
-"""Jobs: the pipelines (audit, crawl, judge, reduce, report, ...) for Ray and the ``sourcebench`` CLI."""
+"""Jobs: the pipelines (audit, crawl, judge, reduce, report, ...) for Ray and the ``sourcebench`` CLI.
 
-from jobs.ray_runtime import use_loopback_when_local
-
-use_loopback_when_local()
+Importing the package changes nothing: the CLI and ``jobs.ray_runtime.ensure_ray`` set up Ray's
+environment when a job runs.
+"""

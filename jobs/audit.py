@@ -9,17 +9,26 @@ Usage (the same flags locally and on a cluster)::
 Every stage commits its output to the run store and then writes a marker carrying a fingerprint of
 its inputs and config; a rerun skips a stage whose marker matches and redoes one whose inputs or
 config changed (the crawler and the judge then only do the work that is missing or changed, thanks
-to their own resume markers and judgment cache). With ``cluster.stream`` the judge scores pages
-while the crawl is still committing them.
+to their own resume markers and judgment cache). A stage that runs invalidates every stage after
+it, so scores, reduce and report always follow. A rerun of the same run folder also redoes what is
+stale (:mod:`jobs.staleness`): pages a changed network policy refused, transport errors of pages and
+judgments; ``--retry-failed`` and ``--force STAGE`` ask for more. With ``cluster.stream`` the judge
+scores pages while the crawl is still committing them.
+
+The audit exits 0 only when every stage completed and coverage is acceptable (:mod:`jobs.coverage`);
+otherwise it exits 1 with a one-paragraph diagnosis, and the leaderboard and report are stamped
+incomplete. Inputs, config and the judge endpoint are checked before Ray starts.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,40 +36,39 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from crawler.base import read_yaml
 from crawler.errors import InputError
+from crawler.layout import LAYOUT
 from crawler.schema import PAGE_SCHEMA
 from crawler.storage import RunStore
-from jobs.analysis import write_report
+from jobs import staleness
 from jobs.collectors.serp import load_serp
 from jobs.config import AuditConfig, load_config
+from jobs.coverage import COVERAGE_PATH, measure_coverage
 from jobs.crawl import crawl_run
 from jobs.inputs import load_citations, load_queries
 from jobs.manifest import RunManifest, file_sha256, fingerprint
+from jobs.progress import crawl_progress, judge_progress
 from jobs.ray_runtime import ensure_ray
 from jobs.reduce import print_leaderboard, reduce_run
-from jobs.scoring import (
-    ALIAS_COLUMNS,
-    SCORES_PATH,
-    page_ids,
-    page_vectors,
-    score_sources,
-    select_sources,
-    status_counts,
-)
+from jobs.scoring import SCORES_PATH, page_vectors, score_sources, select_sources, status_counts
 from judge import content_vectors, judge_run
-from judge.run import FINAL_STATUSES
+from judge.engines.openai_http import EndpointUnavailable, preflight
+from judge.pairs import ALIAS_COLUMNS, judge_pairs, page_ids, pair_ids
+from judge.run import FINAL_STATUSES, page_index
 from judge.schema import JUDGMENT_SCHEMA
 
 STAGE_MARKERS = "audit"
-QUERIES_PATH = "inputs/queries.parquet"
-CITATIONS_PATH = "inputs/citations.parquet"
-SELECTED_PATH = "inputs/selected_sources.parquet"
+#: The stages in order; a stage that runs invalidates every stage after it.
+STAGES = ("inputs", "crawl", "judge", "scores", "reduce", "report")
+QUERIES_PATH = LAYOUT.queries
+CITATIONS_PATH = LAYOUT.citations
+SELECTED_PATH = LAYOUT.selected
 LEADERBOARD_DATA = "leaderboard/leaderboard_data.json"
+#: Written beside the leaderboard files while the audit's coverage is below its threshold.
+INCOMPLETE_STAMP = "leaderboard/INCOMPLETE.txt"
+LEADERBOARD_COVERAGE = "leaderboard/coverage.json"
 STATUS_COLUMNS = ("url_key", "status")
-#: Crawl settings that change how the work is cut and placed, not what is fetched. They stay out of
-#: the crawl stage's fingerprint: a rerun with other values must resume the committed shards, not
-#: plan new ones over the same URLs.
-CRAWL_EXECUTION_FIELDS = {"shard_size", "flush_every", "extract_workers", "ray_resources", "ray_num_cpus"}
 
 
 def print_line(message: str) -> None:
@@ -73,6 +81,10 @@ class IncompleteRunError(RuntimeError):
     """A stage finished but its output is not complete (missing or duplicated rows)."""
 
 
+#: Failures that end an audit with exit status 1 and their message, not a traceback.
+RUN_FAILURES = (IncompleteRunError, EndpointUnavailable)
+
+
 @dataclass
 class Audit:
     """One audit run: its config, its store and manifest, and the fingerprints of finished stages."""
@@ -82,29 +94,97 @@ class Audit:
     manifest: RunManifest = field(init=False)
     fingerprints: dict[str, str] = field(default_factory=dict)
     log: Callable[[str], None] = print_line
+    retry_failed: bool = False
+    """Fetch again every failed page and judge again every failed judgment (``--retry-failed``)."""
+    force: frozenset[str] = frozenset()
+    """Stages to redo whatever their markers say (``--force STAGE``); later stages follow."""
 
     def __post_init__(self) -> None:
         self.store = RunStore(self.config.store.run)
         self.manifest = RunManifest.open(self.store)
 
     # -- stage bookkeeping ---------------------------------------------------------------------------
-    def committed(self, stage: str, stage_fingerprint: str) -> bool:
-        """Whether ``stage`` already committed its output for exactly these inputs and config."""
-        self.fingerprints[stage] = stage_fingerprint
+    def marker(self, stage: str) -> dict[str, Any] | None:
+        """The stage's done marker, or None."""
         if not self.store.is_done(STAGE_MARKERS, stage):
+            return None
+        return self.store.read_json(f"{STAGE_MARKERS}/_done/{stage}.json")
+
+    def committed(self, stage: str, stage_fingerprint: str) -> bool:
+        """Whether ``stage`` already committed its output for exactly these inputs and config, with
+        nothing stale in it and no ``--force``."""
+        self.fingerprints[stage] = stage_fingerprint
+        marker = self.marker(stage)
+        if stage in self.force or marker is None or marker.get("fingerprint") != stage_fingerprint:
             return False
-        marker = self.store.read_json(f"{STAGE_MARKERS}/_done/{stage}.json")
-        return marker.get("fingerprint") == stage_fingerprint
+        return not self.stale(stage)
+
+    def stale(self, stage: str) -> bool:
+        """Whether a committed stage holds work a rerun must redo (failed pages or judgments)."""
+        if stage == "crawl":
+            statuses, _ = self.refetch_statuses()
+            return any(staleness.page_status_counts(self.store).get(s) for s in statuses)
+        if stage == "judge":
+            return staleness.unresolved_judgments(self.store, self.judge_retry_statuses()) > 0
+        return False
+
+    def crawl_settings(self) -> dict[str, Any]:
+        """The crawl settings that decide what is fetched (recorded in the crawl marker)."""
+        return self.config.crawl.fingerprint_payload()
+
+    def refetch_statuses(self) -> tuple[set[str], list[str]]:
+        """Page statuses this run fetches again, and the changed crawl settings that refetch nothing."""
+        statuses = staleness.retry_statuses(
+            self.retry_failed, "crawl" in self.force, replay=bool(self.config.crawl.replay_warcs)
+        )
+        marker = self.marker("crawl") or {}
+        if "settings" not in marker:
+            return statuses, []
+        changed, unmapped = staleness.statuses_for(
+            staleness.changed_settings(marker["settings"], self.crawl_settings())
+        )
+        return statuses | changed, unmapped
+
+    def judge_retry_statuses(self) -> frozenset[str]:
+        if self.retry_failed:
+            return staleness.JUDGE_FAILED_STATUSES
+        return staleness.JUDGE_RETRY_STATUSES
+
+    def before_stage(self, stage: str) -> None:
+        """Drop what this run redoes: stale page records before the crawl, failed judgments before the
+        judge (the crawl and judge then redo just those), everything under ``--force``."""
+        if stage == "crawl":
+            statuses, unmapped = self.refetch_statuses()
+            if unmapped:
+                self.log(
+                    f"[crawl] changed settings {', '.join(unmapped)} do not refetch pages already fetched "
+                    "(--force crawl refetches every page)"
+                )
+            if dropped := staleness.reopen_pages(self.store, statuses):
+                self.log(f"[crawl] fetching {dropped} pages again (status {', '.join(sorted(statuses))})")
+        elif stage == "judge":
+            statuses = None if "judge" in self.force else self.judge_retry_statuses() - {"error"}
+            if statuses is None or statuses:
+                dropped = staleness.drop_judgments(self.store, statuses)
+                self.log(f"[judge] judging {dropped} judgments again")
 
     def run_stage(self, stage: str, stage_fingerprint: str, work: Callable[[], dict[str, Any]]) -> None:
-        """Run ``work`` unless the stage is committed; record its counts and timing, then mark it done."""
+        """Run ``work`` unless the stage is committed; record its counts and timing, then mark it done.
+
+        A stage that runs first removes the markers of every later stage, so they follow it even if
+        this run is killed before they start.
+        """
         if self.committed(stage, stage_fingerprint):
             self.log(f"[{stage}] already committed, skipped")
             self.manifest.record_stage(stage, status="skipped", fingerprint=stage_fingerprint)
             return
         self.log(f"[{stage}] running")
+        for later in STAGES[STAGES.index(stage) + 1 :]:
+            self.store.delete(f"{STAGE_MARKERS}/_done/{later}.json")
+        self.before_stage(stage)
         started, wall = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), time.monotonic()
-        counts = work()
+        with self.progress(stage):
+            counts = work()
         wall_s = round(time.monotonic() - wall, 3)
         self.manifest.record_stage(
             stage,
@@ -114,28 +194,45 @@ class Audit:
             wall_s=wall_s,
             counts=counts,
         )
-        self.store.mark_done(STAGE_MARKERS, stage, {"fingerprint": stage_fingerprint, "wall_s": wall_s})
+        marker = {"fingerprint": stage_fingerprint, "wall_s": wall_s}
+        if stage == "crawl":
+            marker["settings"] = self.crawl_settings()
+        self.store.mark_done(STAGE_MARKERS, stage, marker)
         self.log(f"[{stage}] done in {wall_s:.1f} s {_short(counts)}")
+
+    def progress(self, stage: str) -> AbstractContextManager[Any]:
+        """Live count, rate and ETA of the crawl and judge stages (jobs.progress); nothing for the rest."""
+        if stage == "crawl":
+            return crawl_progress(self.store, total=len(pc.unique(self.selected()["url_key"])))
+        if stage == "judge":
+            return judge_progress(
+                self.store, lambda: 3 * self.judge_requests(self.read_pages(ALIAS_COLUMNS)).num_rows
+            )
+        return nullcontext()
 
     # -- the pipeline --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        """Run every stage that is not committed yet; returns the run summary."""
+        """Run every stage that is not committed yet; returns the run summary (with its coverage).
+
+        Inputs are read, checked and selected before Ray starts (errors in seconds, not after a
+        cluster start), and an openai judge endpoint is checked before the crawl spends time.
+        """
         config = self.config
         input_hashes = {path: file_sha256(path) for path in [config.inputs.queries, *config.inputs.citations]}
         robots = {
             "obey_robots": config.crawl.network.obey_robots,
             "override": None if config.crawl.network.obey_robots else "crawl.network.obey_robots=false",
         }
+        inputs_fp = fingerprint(input_hashes, config.inputs.system, config.scoring.model_dump())
+        crawl_fp = fingerprint(inputs_fp, self.crawl_settings())
+        judge_fp = fingerprint(crawl_fp, config.judge.model_dump(mode="json"))
         self.manifest.begin_attempt(config.to_dict(), input_hashes, robots)
-        ensure_ray(config.cluster.ray)
         wall = time.monotonic()
         try:
-            inputs_fp = fingerprint(input_hashes, config.inputs.system, config.scoring.model_dump())
             self.run_stage("inputs", inputs_fp, self.stage_inputs)
-            crawl_fp = fingerprint(
-                inputs_fp, config.crawl.model_dump(mode="json", exclude=CRAWL_EXECUTION_FIELDS)
-            )
-            judge_fp = fingerprint(crawl_fp, config.judge.model_dump(mode="json"))
+            if config.judge.engine == "openai" and not self.committed("judge", judge_fp):
+                preflight(config.judge.openai)
+            ensure_ray(config.cluster.ray)  # after the inputs are read: bad input fails before Ray starts
             streaming = config.cluster.stream and not self.committed("crawl", crawl_fp)
             if streaming and not self.committed("judge", judge_fp):
                 self.stage_crawl_and_judge_streaming(crawl_fp, judge_fp)
@@ -144,16 +241,35 @@ class Audit:
                 self.run_stage("judge", judge_fp, self.stage_judge)
             scores_fp = fingerprint(judge_fp)
             self.run_stage("scores", scores_fp, self.stage_scores)
+            coverage = self.measure_coverage()
             reduce_fp = fingerprint(scores_fp, config.reduce.model_dump(mode="json"))
             self.run_stage("reduce", reduce_fp, self.stage_reduce)
+            self.stamp_leaderboard(coverage)
             if config.report is not None:
-                self.run_stage("report", fingerprint(reduce_fp), self.stage_report)
+                report_fp = fingerprint(reduce_fp, coverage["complete"], coverage["min_share"])
+                self.run_stage("report", report_fp, self.stage_report)
         except BaseException:
             self.manifest.end_attempt("failed")
             raise
         summary = self.summary(time.monotonic() - wall)
-        self.manifest.end_attempt("done", summary)
+        summary["coverage"] = coverage
+        self.manifest.end_attempt("done" if coverage["complete"] else "incomplete", summary)
         return summary
+
+    def measure_coverage(self) -> dict[str, Any]:
+        """Coverage of the scored sources against ``coverage.min_share``, kept in ``scores/coverage.json``."""
+        scores = self.store.read_table(SCORES_PATH)
+        coverage = measure_coverage(scores, self.config.coverage, self.config.reduce.policy)
+        self.store.write_json(COVERAGE_PATH, coverage)
+        return coverage
+
+    def stamp_leaderboard(self, coverage: dict[str, Any]) -> None:
+        """Coverage per system beside the leaderboard files, and ``INCOMPLETE.txt`` while it is short."""
+        self.store.write_json(LEADERBOARD_COVERAGE, coverage)
+        if coverage["complete"]:
+            self.store.delete(INCOMPLETE_STAMP)
+        else:
+            self.store.write_text(INCOMPLETE_STAMP, coverage["diagnosis"] + "\n")
 
     def stage_inputs(self) -> dict[str, Any]:
         """Read and validate the inputs, select the sources to audit, and keep copies in the run."""
@@ -185,13 +301,17 @@ class Audit:
 
     def stage_judge(self) -> dict[str, Any]:
         """Judge every fetched page for every query that cites it (three stage requests each)."""
-        requests = self.judge_requests(self.read_pages(ALIAS_COLUMNS))
+        requests = self.cited_requests()
         if requests.num_rows:
             judge_run(self.store.uri, requests, self.config.judge)
         return self.check_judgments(requests)
 
     def stage_crawl_and_judge_streaming(self, crawl_fp: str, judge_fp: str) -> None:
-        """Crawl in a background thread and judge each newly committed page while the crawl runs."""
+        """Crawl in a background thread; judge the pages of each crawl shard as soon as its marker appears.
+
+        Each pass reads only the page parts of the shards finished since the last pass; a page that is
+        an alias of one judged in an earlier pass (same final URL and content) is left to that judgment.
+        """
         failure: list[BaseException] = []
 
         def crawl() -> None:
@@ -201,19 +321,32 @@ class Audit:
                 failure.append(exc)
 
         def judge() -> dict[str, Any]:
-            judged: set[tuple[str, str]] = set()
+            requests = self.cited_requests()
+            taken: set[str] = set()  # crawl shards whose pages were handed to the judge
+            waiting: list[str] = []  # their page parts, not judged yet
+            judged_pages = pa.array([], pa.string())  # page ids judged in earlier passes
             while True:
                 finished = not crawler.is_alive()
                 if failure:
                     raise failure[0]
-                requests = self.judge_requests(self.read_pages(ALIAS_COLUMNS), exclude=judged)
-                enough = requests.num_rows >= self.config.cluster.stream_min_requests
-                if requests.num_rows and (enough or finished):
-                    self.log(f"[judge] streaming {requests.num_rows} new page x query requests")
-                    judge_run(self.store.uri, requests, self.config.judge)
-                    judged.update(page_query_pairs(requests))
-                if finished:
-                    return self.check_judgments(self.judge_requests(self.read_pages(ALIAS_COLUMNS)))
+                shards = self.store.done_tasks(LAYOUT.crawl) - taken
+                if shards:
+                    taken |= shards
+                    names = self.store.listdir(LAYOUT.pages, suffix=".parquet")
+                    waiting += [n for n in names if LAYOUT.shard_of_page_part(n) in shards]
+                if waiting:
+                    index = page_index(self.store, waiting)
+                    ids = page_ids(index)
+                    aliases = ids.filter(pc.is_in(ids["page_id"], judged_pages))["url_key"]
+                    index = index.filter(pc.invert(pc.is_in(index["url_key"], aliases)))
+                    wanted = requests.filter(pc.is_in(requests["url_key"], index["url_key"]))
+                    if wanted.num_rows >= self.config.cluster.stream_min_requests or finished:
+                        self.log(f"[judge] streaming {wanted.num_rows} new page x query requests")
+                        judge_run(self.store.uri, wanted, self.config.judge, index=index)
+                        judged_pages = pa.concat_arrays([judged_pages, ids["page_id"].combine_chunks()])
+                        waiting = []
+                if finished and not waiting:
+                    return self.check_judgments(requests)
                 time.sleep(self.config.cluster.poll_s)
 
         crawler = threading.Thread(target=crawl, name="audit-crawl", daemon=True)
@@ -240,6 +373,8 @@ class Audit:
         report = self.config.report
         if not report.serp_systems and self.config.inputs.serp:
             report = report.model_copy(update={"serp_systems": list(self.config.inputs.serp)})
+        from jobs.analysis import write_report  # matplotlib and scipy: loaded when a report is written
+
         written = write_report(self.store.uri, config=report)
         return {"files": len(written)}
 
@@ -255,27 +390,16 @@ class Audit:
         )
         return dataset.to_table(columns=list(columns) if columns else None)
 
-    def judge_requests(self, pages: pa.Table, exclude: set[tuple[str, str]] | None = None) -> pa.Table:
-        """One request per (fetched page, citing query), less the ``exclude`` (page_id, query_id) pairs.
+    def cited_requests(self) -> pa.Table:
+        """``url_key, query_id, query_text``: every selected source with the text of its query.
 
-        Columns ``url_key, query_id, query_text, page_id``. Cited URLs that reach the same page
-        (:func:`jobs.scoring.page_ids`) are requested once, under the smallest of their url_keys.
+        Which of these pairs get judged is decided by :func:`judge.pairs.judge_pairs`, as everywhere.
         """
-        queries = self.store.read_table(QUERIES_PATH).select(["query_id", "query"])
+        queries = self.store.read_table(LAYOUT.queries).select(["query_id", "query"])
         queries = queries.rename_columns(["query_id", "query_text"])
-        pairs = (
-            self.selected()
-            .select(["url_key", "query_id"])
-            .join(page_ids(pages), "url_key", join_type="inner")
-        )
-        requests = pairs.group_by(["page_id", "query_id"]).aggregate([("url_key", "min")])
-        requests = requests.rename_columns(["page_id", "query_id", "url_key"])
-        if exclude:
-            keep = [pair not in exclude for pair in page_query_pairs(requests)]
-            requests = requests.filter(pa.array(keep, pa.bool_()))
-        requests = requests.join(queries, "query_id", join_type="inner")
-        return requests.select(["url_key", "query_id", "query_text", "page_id"]).sort_by(
-            [("url_key", "ascending"), ("query_id", "ascending")]
+        pairs = self.selected().select(["url_key", "query_id"])
+        return pairs.join(queries, "query_id", join_type="inner").select(
+            ["url_key", "query_id", "query_text"]
         )
 
     def check_pages(self) -> dict[str, Any]:
@@ -301,25 +425,23 @@ class Audit:
         (a rescore after a prompt change); the newest wins in the content vectors. What must never
         happen is one judgment of a page committed twice, or a request whose vector is incomplete.
         """
-        judgments = self.store.read_table("judgments", schema=JUDGMENT_SCHEMA)
+        judgments = self.store.read_table(LAYOUT.judgments, schema=JUDGMENT_SCHEMA)
         final = judgments.filter(pc.is_in(judgments["status"], pa.array(FINAL_STATUSES)))
-        rows = list(
-            zip(
-                *(final[c].to_pylist() for c in ("url_key", "query_id", "stage", "judgment_key")), strict=True
-            )
+        keys = final.select(["url_key", "query_id", "stage", "judgment_key"])
+        duplicates = (
+            keys.num_rows - keys.group_by(keys.column_names, use_threads=False).aggregate([]).num_rows
         )
-        duplicates = len(rows) - len(set(rows))
         ids = page_ids(self.read_pages(ALIAS_COLUMNS))
         vectors = page_vectors(content_vectors(judgments), ids)
         done = vectors[vectors["judge_status"] != "partial"]
         complete = set(zip(done["page_id"], done["query_id"], strict=True))
-        wanted = set(page_query_pairs(requests))
+        wanted = set(pair_ids(judge_pairs(requests, self.read_pages(ALIAS_COLUMNS))))
         missing = wanted - complete
         if duplicates or missing:
             raise IncompleteRunError(
                 f"judge output: {duplicates} judgments committed twice, {len(missing)} requests incomplete"
             )
-        return {"requests": requests.num_rows, "judgments": judgments.num_rows, **token_totals(judgments)}
+        return {"requests": len(wanted), "judgments": judgments.num_rows, **token_totals(judgments)}
 
     # -- the end-of-run summary -------------------------------------------------------------------------
     def summary(self, wall_s: float) -> dict[str, Any]:
@@ -344,11 +466,6 @@ class Audit:
         }
 
 
-def page_query_pairs(requests: pa.Table) -> list[tuple[str, str]]:
-    """The (page_id, query_id) pairs of a requests table, in row order."""
-    return list(zip(requests["page_id"].to_pylist(), requests["query_id"].to_pylist(), strict=True))
-
-
 def token_totals(judgments: pa.Table) -> dict[str, int]:
     """Summed token counts of a judgments table (nulls count as 0)."""
     return {
@@ -363,7 +480,8 @@ def _short(counts: dict[str, Any]) -> str:
 
 
 def print_summary(store: RunStore, summary: dict[str, Any]) -> None:
-    """The final report on stdout: statuses, tokens, timings, then the leaderboard table."""
+    """The final report on stdout: statuses, tokens, timings, the leaderboard table and its coverage."""
+    coverage = summary.get("coverage")
     print("\n== audit summary ==")
     print(f"run:          {summary['run']}")
     print(f"wall time:    {summary['wall_s']:.1f} s  (per stage: {summary['stage_wall_s']})")
@@ -373,8 +491,13 @@ def print_summary(store: RunStore, summary: dict[str, Any]) -> None:
     print(f"judge status: {summary['judge_status']}")
     print(f"tokens:       {summary['tokens']}")
     if store.exists(LEADERBOARD_DATA):
-        print("\n== leaderboard (weighted total, 0-100) ==")
+        stamp = "" if coverage is None or coverage["complete"] else "  ** INCOMPLETE **"
+        print(f"\n== leaderboard (weighted total, 0-100; a missing page counts 0){stamp} ==")
         print_leaderboard(store.read_json(LEADERBOARD_DATA)["overall"])
+        if coverage is not None:
+            print("\ncoverage (sources fetched ok and scored / selected):")
+            for name, counts in coverage["systems"].items():
+                print(f"  {name:<24} {counts['judged']:>6} / {counts['selected']:<6} {counts['share']:>7.1%}")
         print(f"\nleaderboard files: {store.uri_of('leaderboard')}")
 
 
@@ -392,31 +515,88 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--queries", help="queries CSV (= --set inputs.queries=...)")
     parser.add_argument("--citations", nargs="+", help="citation files (= --set inputs.citations=[...])")
     parser.add_argument("--ray-address", help="Ray cluster (= --set cluster.ray.address=...)")
+    parser.add_argument(
+        "--judge-config",
+        help="judge config YAML (e.g. judge/configs/qwen_plus_api.yaml; a top-level 'judge:' key is "
+        "accepted); its settings replace those of the audit config's judge section, --set still applies",
+    )
+    parser.add_argument(
+        "--allow-private-networks",
+        action="store_true",
+        help="allow private/loopback addresses (= --set crawl.network.allow_private_networks=true)",
+    )
+    parser.add_argument(
+        "--allowlist",
+        action="append",
+        metavar="HOST_OR_CIDR",
+        help="host or CIDR allowed although private, e.g. 127.0.0.1 (repeatable; adds to "
+        "crawl.network.allowlist)",
+    )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="fetch again every page that failed and judge again every failed judgment",
+    )
+    parser.add_argument(
+        "--force",
+        action="append",
+        choices=STAGES,
+        default=[],
+        metavar="STAGE",
+        help=f"redo this stage whatever its marker says ({', '.join(STAGES)}; crawl refetches every page, "
+        "judge judges everything again); later stages follow; repeatable",
+    )
+
+
+def judge_overrides(path: str) -> list[str]:
+    """``judge.<dotted>=<json>`` overrides for every setting of a judge config file."""
+    data = read_yaml(path)
+    if "judge" in data:
+        data = data["judge"]
+    if not isinstance(data, dict):
+        raise InputError(path, "expected a mapping of judge settings")
+    return [f"judge.{key}={json.dumps(value)}" for key, value in staleness.flatten(data).items()]
 
 
 def config_from_args(args: argparse.Namespace) -> AuditConfig:
-    overrides = list(args.overrides)
-    if args.run:
-        overrides.append(f"store.run={args.run}")
-    if args.queries:
-        overrides.append(f"inputs.queries={args.queries}")
-    if args.citations:
-        overrides.append(f"inputs.citations=[{', '.join(args.citations)}]")
-    if args.ray_address:
-        overrides.append(f"cluster.ray.address={args.ray_address}")
-    return load_config(args.config, overrides)
+    overrides = judge_overrides(args.judge_config) if args.judge_config else []
+    overrides += list(args.overrides)
+    flags = {
+        "store.run": args.run,
+        "inputs.queries": args.queries,
+        "inputs.citations": args.citations,
+        "cluster.ray.address": args.ray_address,
+        "crawl.network.allow_private_networks": args.allow_private_networks or None,
+    }
+    # JSON is YAML: a value is taken as written (a path with ", " stays one path, "yes" stays a string).
+    overrides += [f"{key}={json.dumps(value)}" for key, value in flags.items() if value]
+    config = load_config(args.config, overrides)
+    if args.allowlist:
+        network = config.crawl.network
+        allowlist = (*network.allowlist, *args.allowlist)
+        crawl = config.crawl.model_copy(
+            update={"network": network.model_copy(update={"allowlist": allowlist})}
+        )
+        config.crawl = crawl
+    return config
 
 
 def run(args: argparse.Namespace) -> int:
+    """The ``sourcebench audit`` command: 0 complete, 1 incomplete or failed, 2 bad input."""
     try:
         config = config_from_args(args)
-        audit = Audit(config)
+        audit = Audit(config, retry_failed=args.retry_failed, force=frozenset(args.force))
         summary = audit.run()
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RUN_FAILURES as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     print_summary(audit.store, summary)
-    return 0
+    coverage = summary["coverage"]
+    print(f"\n{coverage['diagnosis']}", file=sys.stderr if not coverage["complete"] else sys.stdout)
+    return 0 if coverage["complete"] else 1
 
 
 if __name__ == "__main__":

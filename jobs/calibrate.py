@@ -22,7 +22,7 @@ import sys
 import pandas as pd
 import pyarrow.dataset as ds
 
-from crawler.errors import InputError
+from crawler.base import InputError, apply_override, validate_model
 from crawler.storage import RunStore
 from jobs.analysis.calibration import Calibration, GateThresholds, calibrate, judge_scores
 from jobs.analysis.document import Report, Section, Table
@@ -31,7 +31,14 @@ from jobs.analysis.labels import load_human_labels
 from jobs.analysis.render_markdown import render_markdown
 from jobs.analysis.run_data import read_frame
 from jobs.analysis.urls import canonical_url
-from jobs.cli import run_module
+from jobs.cli import (
+    add_set_argument,
+    finite_float,
+    nonnegative_float,
+    nonnegative_int,
+    positive_int,
+    run_module,
+)
 
 FEWSHOT_PAGE_COLUMNS = (
     "url",
@@ -51,16 +58,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--labels", help="human labels CSV: query_id,url,annotator,<dimension>... (1-5)")
     parser.add_argument("--run", action="append", required=True, metavar="RUN_URI", help="run (repeatable)")
     parser.add_argument("--gate-config", action="append", metavar="LABEL", help="judge configuration to gate")
-    parser.add_argument("--max-mae", type=float, default=0.5, help="largest MAE allowed per dimension (0.5)")
+    parser.add_argument(
+        "--max-mae", type=nonnegative_float, default=0.5, help="largest MAE allowed per dimension"
+    )
     parser.add_argument(
         "--max-mae-dim", action="append", metavar="DIMENSION=MAE", help="per-dimension MAE limit (repeatable)"
     )
-    parser.add_argument("--min-qwk", type=float, help="smallest quadratic-weighted kappa allowed")
-    parser.add_argument("--min-alpha", type=float, help="smallest Krippendorff's alpha (interval) allowed")
-    parser.add_argument("--min-items", type=int, default=1, help="fewest labelled items per dimension")
-    parser.add_argument("--out", help="output folder (default <first run>/calibration)")
+    parser.add_argument("--min-qwk", type=finite_float, help="smallest quadratic-weighted kappa allowed")
     parser.add_argument(
-        "--fewshot-per-stage", type=int, default=2, help="few-shot examples per stage (0: none)"
+        "--min-alpha", type=finite_float, help="smallest Krippendorff's alpha (interval) allowed"
+    )
+    parser.add_argument(
+        "--min-items", type=positive_int, default=1, help="fewest labelled items per dimension"
+    )
+    parser.add_argument("--out", help="output folder (default <first run>/calibration)")
+    add_set_argument(parser, "min_qwk=0.6")
+    parser.add_argument(
+        "--fewshot-per-stage", type=nonnegative_int, default=2, help="few-shot examples per stage (0: none)"
     )
 
 
@@ -74,16 +88,24 @@ def thresholds_from_args(args: argparse.Namespace) -> GateThresholds:
             sep = ""
         if not sep:
             raise InputError("--max-mae-dim", f"expected DIMENSION=MAE, got {text!r}", field="--max-mae-dim")
+    values = {
+        "--max-mae": ("max_mae", args.max_mae),
+        "--max-mae-dim": ("max_mae_by_dimension", per_dim),
+        "--min-qwk": ("min_qwk", args.min_qwk),
+        "--min-alpha": ("min_alpha", args.min_alpha),
+        "--min-items": ("min_items", args.min_items),
+    }
+    flags = {field: flag for flag, (field, _) in values.items()}
+    settings = dict(values.values())
+    for assignment in args.overrides:
+        apply_override(settings, assignment)
     try:
-        return GateThresholds(
-            max_mae=args.max_mae,
-            max_mae_by_dimension=per_dim,
-            min_qwk=args.min_qwk,
-            min_alpha=args.min_alpha,
-            min_items=args.min_items,
-        )
-    except ValueError as exc:
-        raise InputError("command line", str(exc)) from None
+        return validate_model(GateThresholds, settings, "command line")
+    except InputError as exc:
+        field = (exc.field or "").split(".")[0]
+        if field in flags:
+            raise InputError(flags[field], exc.reason) from None
+        raise InputError("--set", exc.reason, field=exc.field) from None
 
 
 def load_judges(runs: list[str]) -> dict[str, pd.DataFrame]:

@@ -15,10 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import sys
 
 from crawler.errors import InputError
 from crawler.storage import RunStore
-from jobs.cli import run_module
+from jobs.cli import add_set_argument, dotted_overrides, positive_float, positive_int, run_module
 from jobs.collectors.config import CollectConfig, load_collect_config
 from jobs.collectors.keys import KeyRing
 from jobs.collectors.runner import Sweep
@@ -48,20 +49,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="leave out template languages without a translation instead of failing",
     )
-    parser.add_argument("--sample-per-stratum", type=int, help="at most N queries per (query_type, language)")
+    parser.add_argument(
+        "--sample-per-stratum", type=positive_int, help="at most N queries per (query_type, language)"
+    )
     parser.add_argument("--seed", type=int, help="seed of the sample and of backoff jitter (default 0)")
     parser.add_argument(
         "--secrets", help="secrets file: JSON/YAML mapping of system or variable names to keys"
     )
     parser.add_argument(
-        "--chunk-size", type=int, help="(system, query) pairs per committed chunk (default 25)"
+        "--chunk-size", type=positive_int, help="(system, query) pairs per committed chunk (default 25)"
     )
     parser.add_argument(
         "--retry-failed", action="store_true", help="ask again pairs that failed in earlier runs"
     )
-    parser.add_argument("--max-concurrency", type=int, help="override each endpoint's requests in flight")
-    parser.add_argument("--timeout-s", type=float, help="override each endpoint's request timeout, seconds")
-    parser.add_argument("--max-attempts", type=int, help="override each endpoint's tries per query")
+    parser.add_argument(
+        "--max-concurrency", type=positive_int, help="override each endpoint's requests in flight"
+    )
+    parser.add_argument(
+        "--timeout-s", type=positive_float, help="override each endpoint's request timeout, seconds"
+    )
+    add_set_argument(parser, "chunk_size=50")
+    parser.add_argument("--max-attempts", type=positive_int, help="override each endpoint's tries per query")
 
 
 def build_systems(config: CollectConfig) -> list[EndpointSystem | SerpSystem]:
@@ -102,7 +110,8 @@ def build_queries(config: CollectConfig):
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    overrides = {k: v for k, v in vars(args).items() if k != "config"}
+    overrides = {k: v for k, v in vars(args).items() if k not in {"config", "overrides"}}
+    overrides.update(dotted_overrides(args.overrides))
     try:
         config = load_collect_config(args.config, overrides)
         systems = build_systems(config)
@@ -118,13 +127,13 @@ def run(args: argparse.Namespace) -> int:
             seed=config.seed,
         )
     except (InputError, ValueError) as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     log.info("collect: %d queries x %d systems -> %s", queries.num_rows, len(systems), config.out)
     try:
         manifest = sweep.run()
     except InputError as exc:
-        print(f"error: {exc}")
+        print(f"error: {exc}", file=sys.stderr)
         return 2
     print(
         json.dumps(

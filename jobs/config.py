@@ -15,44 +15,45 @@ paths are relative to the working directory of the job (the repository root for 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from crawler.base import ConfigModel, ConfigPath, load_model
 from crawler.config import CrawlConfig
-from crawler.errors import InputError, validate_model
-from jobs.analysis import ReportConfig
+from jobs.analysis.config import ReportConfig
+from jobs.coverage import CoverageConfig
+from jobs.leaderboard.config import ReduceConfig
 from jobs.ray_runtime import RayConfig
-from jobs.reduce import ReduceConfig
 from judge.config import JudgeConfig
 
 
-class Section(BaseModel):
+class Section(ConfigModel):
     """Base of every section: unknown keys are rejected, values are checked on assignment too."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(validate_assignment=True)
 
 
 class StoreConfig(Section):
     """Where the run lives."""
 
-    run: str = Field(description="Run directory URI: a local path (runs/demo) or s3://bucket/prefix/run.")
+    run: ConfigPath = Field(
+        description="Run directory URI: a local path (runs/demo) or s3://bucket/prefix/run."
+    )
 
 
 class InputsConfig(Section):
     """The audit's inputs (read with jobs.inputs; formats are auto-detected)."""
 
-    queries: str = Field(description="Queries CSV in the official format query_id,query,query_type.")
-    citations: list[str] = Field(
+    queries: ConfigPath = Field(description="Queries CSV in the official format query_id,query,query_type.")
+    citations: list[ConfigPath] = Field(
         description="Citation files: JSONL/CSV/Parquet, answer_url_bundle JSON, or official scraped JSON.",
         min_length=1,
     )
     system: str | None = Field(
         default=None, description="System name for single-system citation files that do not name one."
     )
-    serp: dict[str, str] = Field(
+    serp: dict[str, ConfigPath] = Field(
         default_factory=dict,
         description="Search engines as systems of kind SERP: name -> ranked results file "
         "(CSV query_id,rank,url, "
@@ -117,46 +118,14 @@ class AuditConfig(Section):
         default_factory=ReportConfig, description="The report (jobs.analysis.ReportConfig); null: no report."
     )
     cluster: ClusterConfig = Field(default_factory=ClusterConfig)
+    coverage: CoverageConfig = Field(
+        default_factory=CoverageConfig,
+        description="When the audit counts as complete (jobs.coverage): below it the audit exits non-zero.",
+    )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form, as recorded in the manifest."""
         return self.model_dump(mode="json")
-
-
-def apply_override(tree: dict[str, Any], assignment: str, source: str = "--set") -> None:
-    """Apply one ``dotted.key=value`` override to a nested dict (the value is parsed as YAML)."""
-    key, sep, raw = assignment.partition("=")
-    if not sep or not key.strip():
-        raise InputError(source, f"override {assignment!r} is not of the form section.key=value")
-    parts = key.strip().split(".")
-    node = tree
-    for part in parts[:-1]:
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise InputError(source, f"{'.'.join(parts)}: {part!r} is not a section", field=key)
-        node = child
-    try:
-        node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else None
-    except yaml.YAMLError as exc:
-        raise InputError(source, f"value of {key} is not valid YAML: {exc}", field=key) from None
-
-
-def read_yaml(path: str) -> dict[str, Any]:
-    """Read a YAML config file into a dict (an empty file is an empty config)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(path, "config file not found") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(path, f"malformed YAML: {exc}", line=mark.line + 1 if mark else None) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise InputError(path, f"expected a mapping of sections, got {type(data).__name__}")
-    return data
 
 
 def load_config(path: str | None = None, overrides: list[str] | None = None) -> AuditConfig:
@@ -165,7 +134,4 @@ def load_config(path: str | None = None, overrides: list[str] | None = None) -> 
     Raises:
         InputError: naming the file (or ``--set``) and the dotted field of the first invalid value.
     """
-    tree = read_yaml(path) if path else {}
-    for assignment in overrides or []:
-        apply_override(tree, assignment)
-    return validate_model(AuditConfig, tree, path or "--set")
+    return load_model(AuditConfig, path, overrides or [])

@@ -1,92 +1,147 @@
-"""``sourcebench costbench``: judge a sample of a run's pages and project the cost of 1M pages.
+"""``sourcebench costbench``: time a judge on samples of a run's pages and project the cost of 1M pages.
 
 Examples::
 
-    sourcebench costbench --run runs/a1 --config judge.yaml --sample 200 --gpu-hour-price 2.5 --gpus 1
-    sourcebench costbench --run runs/a1 --engine openai --model qwen-plus \\
+    sourcebench costbench --run runs/a1 --sample 50 100                      # signals: CPU core-hours
+    sourcebench costbench --run runs/a1 --config judge.yaml --gpu-hour-price 2.5 --gpus 1 --workers 8
+    sourcebench costbench --run runs/a1 --config judge.yaml --compare-layouts   # paper vs shared
+    sourcebench costbench --run runs/a1 --engine openai --model qwen-plus --rate-limit-rpm 600 \\
         --price-per-1m-input 0.4 --price-per-1m-cached 0.08 --price-per-1m-output 1.2
 
-The sample (the first ``--sample`` pages by url_key, with every query that cites them) is judged
-into ``<run>/costbench/<label>/`` so the run's own judgments are untouched. From the measured
-accounting it reports tokens per page per stage (prompt, cached, prefilled, output), the prefix
-cache hit rate, judgments per second, and projects GPU-hours (``wall time x GPUs``) and money per
-1M pages, from a GPU-hour price or from per-token prices. Written to
-``<run>/costbench/<label>/report.json`` and printed. The wall time includes the engine start, so a
-larger sample gives a less pessimistic projection.
+The sampled pages (``sample_requests``: the first pages by url_key, with every query that cites
+them) are split into a warm-up group and one group per ``--sample`` size, each with a similar mix of
+page lengths, and judged one group after the other into ``<run>/costbench/<label>/<layout>/<group>/``,
+so the run's own judgments are untouched. The warm-up pays the start-up (model load, engine start);
+the timed groups give the steady per-page rate at each size, and their spread shows whether the
+estimate is stable (``judge.cost.steady_state``). The projection for 1M pages is the steady rate
+plus one start-up per ``--workers``, in the unit that bills the engine:
+
+- ``signals``: CPU core-hours (CPU seconds of this process, all threads);
+- ``vllm``: GPU-hours (wall time x ``--gpus``) and node-hours (``--gpus-per-node``), plus a GPU
+  projection from the token counts (``judge.cost.GpuThroughput``: a roofline for H200 unless
+  ``--gpu-prefill-tokens-per-s``/``--gpu-decode-tokens-per-s`` give measured figures);
+- ``openai``: money from token prices, requests and tokens per minute, and hours at the
+  endpoint's rate limits.
+
+Every figure of ``per_1m_pages`` is explained in the report's ``counts``. Written to
+``<run>/costbench/<label>/report.json`` and printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from crawler.errors import InputError
+from crawler.errors import InputError, validate_model
 from crawler.storage import RunStore
-from jobs.cli import run_module
+from jobs.cli import nonnegative_float, positive_float, positive_int, run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run
 from jobs.ray_runtime import RayConfig, ensure_ray
-from judge import accounting, judge_run, read_judgments
+from judge import JudgeConfig, accounting, judge_pairs, judge_run, page_index, read_judgments
+from judge.cost import PAGES_PER_PROJECTION, GpuThroughput, SteadyState, Timing, steady_state
 from judge.rubric import STAGES
+from judge.run import validate_requests
 
-PAGES_PER_PROJECTION = 1_000_000
+#: The runs of one measurement, in order: cold start, warm repeat, then the timed sizes.
+_WARMUP_GROUPS = ("cold", "warm")
+
+
+class CostbenchOptions(BaseModel):
+    """What to time and how to price it (from the command line)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sample: list[int] = Field(description="Timed sample sizes in pages (at least two different ones).")
+    warmup: int = Field(ge=1, description="Pages of each of the two warm-up runs (cold, then warm).")
+    workers: int = Field(ge=1, description="Workers (engine replicas) of the projected job: one start each.")
+    gpus: float = Field(gt=0, description="GPUs the measured vllm engine held.")
+    gpus_per_node: int = Field(ge=1, description="GPUs of one node (node-hours = GPU-hours / this).")
+    cpus_per_node: int | None = Field(ge=1, description="CPU cores of one node, for the nodes' core-hours.")
+    compare_layouts: bool = Field(description="Time the paper and the shared layout on the same pages.")
+    core_hour_price: float | None = Field(ge=0, description="Price of one CPU core-hour (signals).")
+    gpu_hour_price: float | None = Field(ge=0, description="Price of one GPU-hour (vllm).")
+    price_per_1m_input: float | None = Field(ge=0, description="Price per 1M uncached prompt tokens.")
+    price_per_1m_cached: float | None = Field(ge=0, description="Price per 1M cached prompt tokens.")
+    price_per_1m_output: float | None = Field(ge=0, description="Price per 1M output tokens.")
+    rate_limit_rpm: float | None = Field(gt=0, description="The endpoint's requests-per-minute limit.")
+    rate_limit_tpm: float | None = Field(gt=0, description="The endpoint's tokens-per-minute limit.")
+    gpu: GpuThroughput = Field(description="GPU throughputs of the vllm GPU projection.")
+
+    @field_validator("sample")
+    @classmethod
+    def _two_sizes(cls, value: list[int]) -> list[int]:
+        sizes = sorted(set(value))
+        if len(sizes) < 2 or sizes[0] < 1:
+            raise ValueError("give at least two different positive sample sizes, e.g. --sample 50 100")
+        return sizes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_judge_arguments(parser)
-    parser.add_argument("--sample", type=int, default=100, help="Pages to judge for the measurement.")
+    add_judge_arguments(parser, rescore=False)
+    parser.add_argument(
+        "--sample", type=positive_int, nargs="+", default=[50, 100], help="Timed sample sizes (pages)."
+    )
+    parser.add_argument(
+        "--warmup", type=positive_int, default=5, help="Pages of each warm-up run (cold, warm)."
+    )
     parser.add_argument("--label", default="sample", help="Name of the costbench run under <run>/costbench/.")
-    parser.add_argument("--gpu-hour-price", type=float, help="Price of one GPU-hour (vllm engine).")
-    parser.add_argument("--gpus", type=float, default=1.0, help="GPUs the measured engine occupied.")
-    parser.add_argument("--price-per-1m-input", type=float, help="Price per 1M uncached prompt tokens.")
-    parser.add_argument("--price-per-1m-cached", type=float, help="Price per 1M cached prompt tokens.")
-    parser.add_argument("--price-per-1m-output", type=float, help="Price per 1M output tokens.")
+    parser.add_argument(
+        "--workers", type=positive_int, default=1, help="Workers of the projected job (one start each)."
+    )
+    parser.add_argument("--compare-layouts", action="store_true", help="Time paper and shared layouts.")
+    parser.add_argument(
+        "--gpus", type=positive_float, default=1.0, help="GPUs the measured vllm engine held."
+    )
+    parser.add_argument("--gpus-per-node", type=positive_int, default=8, help="GPUs of one node.")
+    parser.add_argument("--cpus-per-node", type=positive_int, help="CPU cores of one GPU node.")
+    parser.add_argument(
+        "--core-hour-price", type=nonnegative_float, help="Price of one CPU core-hour (signals)."
+    )
+    parser.add_argument("--gpu-hour-price", type=nonnegative_float, help="Price of one GPU-hour (vllm).")
+    parser.add_argument(
+        "--price-per-1m-input", type=nonnegative_float, help="Price per 1M uncached prompt tokens."
+    )
+    parser.add_argument(
+        "--price-per-1m-cached", type=nonnegative_float, help="Price per 1M cached prompt tokens."
+    )
+    parser.add_argument("--price-per-1m-output", type=nonnegative_float, help="Price per 1M output tokens.")
+    parser.add_argument(
+        "--rate-limit-rpm", type=positive_float, help="Endpoint limit: requests per minute (openai)."
+    )
+    parser.add_argument(
+        "--rate-limit-tpm", type=positive_float, help="Endpoint limit: tokens per minute (openai)."
+    )
+    parser.add_argument(
+        "--gpu-prefill-tokens-per-s", type=positive_float, help="Measured GPU prefill tokens/s."
+    )
+    parser.add_argument(
+        "--gpu-decode-tokens-per-s", type=positive_float, help="Measured GPU decode tokens/s."
+    )
+    parser.add_argument("--gpu-name", help="The GPU the measured throughputs come from.")
 
 
-def per_page(totals: dict[str, Any], pages: int) -> dict[str, float]:
-    """Token means per page (over all its queries) for one accounting entry."""
-    keys = ("prompt_tokens", "cached_prompt_tokens", "prefill_tokens", "output_tokens")
-    return {k: round(totals[k] / pages, 1) if pages else 0.0 for k in keys}
-
-
-def project(table: pa.Table, wall_s: float, gpus: float, prices: dict[str, float | None]) -> dict[str, Any]:
-    """Per-page tokens per stage, cache hit rate, throughput and the 1M-page projection."""
-    judged = table.filter(pc.not_equal(table["status"], "skipped"))
-    pages = len(pc.unique(judged["url_key"])) if judged.num_rows else 0
-    totals = accounting(table)
-    scale = PAGES_PER_PROJECTION / pages if pages else 0.0
-    report: dict[str, Any] = {
-        "pages": pages,
-        "judgments": judged.num_rows,
-        "queries_per_page": round(judged.num_rows / len(STAGES) / pages, 3) if pages else 0.0,
-        "tokens_per_page": {s: per_page(totals[s], pages) for s in ("total", *STAGES)},
-        "prefix_cache_hit_rate": round(totals["total"]["prefix_cache_hit_rate"], 4),
-        "wall_s": round(wall_s, 3),
-        "judgments_per_s": round(judged.num_rows / wall_s, 3) if wall_s else None,
-        "pages_per_hour": round(pages / wall_s * 3600, 1) if wall_s else None,
+def options_from(args: argparse.Namespace) -> CostbenchOptions:
+    """The typed options of one costbench run (InputError naming the flag when one is wrong)."""
+    fields = set(CostbenchOptions.model_fields) - {"gpu"}
+    data: dict[str, Any] = {name: getattr(args, name) for name in fields}
+    gpu = {
+        "gpu": args.gpu_name,
+        "prefill_tokens_per_s": args.gpu_prefill_tokens_per_s,
+        "decode_tokens_per_s": args.gpu_decode_tokens_per_s,
     }
-    gpu_hours = wall_s / 3600 * gpus * scale
-    report["per_1m_pages"] = {
-        "gpu_hours": round(gpu_hours, 2),
-        "prompt_tokens": round(totals["total"]["prompt_tokens"] * scale),
-        "prefill_tokens": round(totals["total"]["prefill_tokens"] * scale),
-        "output_tokens": round(totals["total"]["output_tokens"] * scale),
-    }
-    if prices.get("gpu_hour") is not None:
-        report["per_1m_pages"]["cost_gpu"] = round(gpu_hours * prices["gpu_hour"], 2)
-    if prices.get("input") is not None:
-        cached_price = prices.get("cached") if prices.get("cached") is not None else prices["input"]
-        t = totals["total"]
-        cost = (t["prefill_tokens"] * prices["input"] + t["cached_prompt_tokens"] * cached_price
-                + t["output_tokens"] * (prices.get("output") or 0.0)) / 1e6 * scale  # fmt: skip
-        report["per_1m_pages"]["cost_tokens"] = round(cost, 2)
-    return report
+    data["gpu"] = {k: v for k, v in gpu.items() if v is not None}
+    if data["gpu"] and "gpu" not in data["gpu"]:
+        data["gpu"]["gpu"] = "as given on the command line"
+    return validate_model(CostbenchOptions, data, "command line")
 
 
 def sample_requests(requests: pa.Table, pages: int) -> pa.Table:
@@ -94,37 +149,276 @@ def sample_requests(requests: pa.Table, pages: int) -> pa.Table:
     return requests.filter(pc.is_in(requests["url_key"], pa.array(keys, pa.string())))
 
 
+def split_by_length(keys: list[str], lengths: dict[str, int], sizes: list[int]) -> list[list[str]]:
+    """Deal pages to groups of the given sizes so that every group gets a similar mix of lengths.
+
+    Pages are taken from shortest to longest; each goes to the group furthest behind its share.
+    """
+    ordered = sorted(keys, key=lambda k: (lengths.get(k, 0), k))
+    total = sum(sizes)
+    groups: list[list[str]] = [[] for _ in sizes]
+    for i, key in enumerate(ordered[:total]):
+        behind = [size * (i + 1) / total - len(group) for size, group in zip(sizes, groups, strict=True)]
+        groups[max(range(len(sizes)), key=lambda g: (behind[g], -g))].append(key)
+    return groups
+
+
+def sample_groups(store: RunStore, requests: pa.Table, sizes: list[int]) -> tuple[pa.Table, list[pa.Table]]:
+    """The sampled page records, and the requests of each group (warm-up first) by page length."""
+    pairs = judge_pairs(validate_requests(requests), page_index(store))
+    requests = sample_requests(pairs.filter(pc.is_valid(pairs["page_id"])), sum(sizes))
+    pages = store.read_table("pages")
+    wanted = pa.array(sorted(set(requests["url_key"].to_pylist())), pa.string())
+    sampled = pages.filter(pc.is_in(pages["url_key"], wanted))
+    if sampled.num_rows < sum(sizes):
+        sizes_text = f"{len(_WARMUP_GROUPS)} x --warmup {sizes[0]} + --sample {' '.join(map(str, sizes[2:]))}"
+        raise InputError(
+            store.uri_of("pages"),
+            f"{sampled.num_rows} pages to sample, {sizes_text} need more",
+            field="--sample",
+        )
+    lengths = pc.fill_null(pc.utf8_length(sampled["text_full"]), 0).to_pylist()
+    by_key = dict(zip(sampled["url_key"].to_pylist(), lengths, strict=True))
+    groups = [
+        requests.filter(pc.is_in(requests["url_key"], pa.array(keys, pa.string())))
+        for keys in split_by_length(list(by_key), by_key, sizes)
+    ]
+    return sampled, groups
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all threads) and of its waited-for children."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _timed_run(uri: str, requests: pa.Table, config: JudgeConfig) -> dict[str, Any]:
+    wall0, cpu0 = time.perf_counter(), cpu_seconds()
+    summary = judge_run(uri, requests, config)
+    wall, cpu = time.perf_counter() - wall0, cpu_seconds() - cpu0
+    table = read_judgments(uri)
+    judged = table.filter(pc.not_equal(table["status"], "skipped"))
+    return {
+        "pages": len(pc.unique(judged["url_key"])) if judged.num_rows else 0,
+        "judgments": judged.num_rows,
+        "statuses": summary["statuses"],
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "table": table,
+    }
+
+
+#: engine -> (unit, what one measured second is)
+_BILLING = {
+    "signals": ("cpu_core_hours", "CPU seconds of the judging process (all its threads)"),
+    "vllm": ("gpu_hours", "wall seconds x GPUs held by the engine"),
+    "openai": ("cost", "wall seconds with requests in flight at the endpoint"),
+}
+
+
+def _billed_seconds(engine: str, run: dict[str, Any], options: CostbenchOptions) -> float:
+    if engine == "signals":
+        return run["cpu_s"]
+    return run["wall_s"] * (options.gpus if engine == "vllm" else 1.0)
+
+
+def tokens_per_page(table: pa.Table) -> dict[str, Any]:
+    """Token means per judged page (over all its queries), overall and per stage, and the hit rate."""
+    judged = table.filter(pc.not_equal(table["status"], "skipped"))
+    pages = len(pc.unique(judged["url_key"])) if judged.num_rows else 0
+    totals = accounting(table)
+    keys = ("prompt_tokens", "cached_prompt_tokens", "prefill_tokens", "output_tokens")
+    per = {s: {k: round(totals[s][k] / pages, 1) if pages else 0.0 for k in keys} for s in ("total", *STAGES)}
+    return {
+        "pages": pages,
+        "judgments_per_page": round(judged.num_rows / pages, 3) if pages else 0.0,
+        "tokens_per_page": per,
+        "prefix_cache_hit_rate": round(totals["total"]["prefix_cache_hit_rate"], 4),
+    }
+
+
+def _money(tokens: dict[str, float], options: CostbenchOptions) -> float | None:
+    """Token cost of one page (prices are per 1M tokens; cached tokens at the input price if not given)."""
+    if options.price_per_1m_input is None:
+        return None
+    cached = (
+        options.price_per_1m_cached if options.price_per_1m_cached is not None else options.price_per_1m_input
+    )
+    return (tokens["prefill_tokens"] * options.price_per_1m_input + tokens["cached_prompt_tokens"] * cached
+            + tokens["output_tokens"] * (options.price_per_1m_output or 0.0)) / 1e6  # fmt: skip
+
+
+def project(
+    engine: str, state: SteadyState, usage: dict[str, Any], options: CostbenchOptions
+) -> dict[str, Any]:
+    """``per_1m_pages`` in the engine's units, and ``counts``: what each of its figures counts."""
+    unit = _BILLING[engine][0]
+    hours = state.hours_per_1m_pages(options.workers)
+    tokens = usage["tokens_per_page"]["total"]
+    scale = PAGES_PER_PROJECTION
+    start = f"plus {options.workers} start-up(s), one per worker"
+    out: dict[str, Any] = {}
+    counts: dict[str, str] = {}
+    if engine == "signals":
+        out = {"cpu_core_hours": hours["total"], "steady_cpu_core_hours": hours["steady"],
+               "start_cpu_core_hours": hours["start"]}  # fmt: skip
+        counts["cpu_core_hours"] = f"CPU core-hours of the judge process at the steady rate, {start}"
+        if options.core_hour_price is not None:
+            out["cost"] = hours["total"] * options.core_hour_price
+            counts["cost"] = "cpu_core_hours x --core-hour-price"
+        return {"unit": unit, "per_1m_pages": _rounded(out), "counts": counts}
+    for key in ("prompt_tokens", "cached_prompt_tokens", "prefill_tokens", "output_tokens"):
+        out[key] = round(tokens[key] * scale)
+    counts["prefill_tokens"] = "prompt tokens not served from the prefix cache (prompt - cached)"
+    if engine == "vllm":
+        out.update({"gpu_hours": hours["total"], "steady_gpu_hours": hours["steady"],
+                    "start_gpu_hours": hours["start"],
+                    "node_hours": hours["total"] / options.gpus_per_node})  # fmt: skip
+        counts["gpu_hours"] = f"wall time x {options.gpus:g} GPU(s) at the steady rate, {start}"
+        counts["node_hours"] = f"gpu_hours / {options.gpus_per_node} GPUs per node (with the node's CPUs)"
+        if options.cpus_per_node is not None:
+            out["node_cpu_core_hours"] = out["node_hours"] * options.cpus_per_node
+            counts["node_cpu_core_hours"] = f"node_hours x {options.cpus_per_node} CPU cores per node"
+        if options.gpu_hour_price is not None:
+            out["cost"] = hours["total"] * options.gpu_hour_price
+            counts["cost"] = "gpu_hours x --gpu-hour-price"
+        gpu = options.gpu
+        out["projected_gpu_hours"] = (
+            gpu.seconds_per_page(tokens["prefill_tokens"], tokens["output_tokens"]) * scale / 3600
+        )
+        counts["projected_gpu_hours"] = (
+            f"measured tokens per page at {gpu.gpu}: prefill at {gpu.prefill_tokens_per_s:g} tokens/s plus "
+            f"decode at {gpu.decode_tokens_per_s:g} tokens/s, not timed here"
+        )
+        return {"unit": unit, "per_1m_pages": _rounded(out), "counts": counts}
+    # openai: billed per token, throttled per minute.
+    requests_per_page = usage["judgments_per_page"]
+    tokens_per_request = (tokens["prompt_tokens"] + tokens["output_tokens"]) / requests_per_page
+    out["requests"] = round(requests_per_page * scale)
+    out["hours_at_measured_rate"] = hours["total"]
+    counts["requests"] = "stage requests (a repaired answer's second request is in its tokens, not here)"
+    counts["hours_at_measured_rate"] = f"wall hours at the measured steady rate, {start}"
+    money = _money(tokens, options)
+    if money is not None:
+        out["cost"] = money * scale
+        counts["cost"] = (
+            "prefill x input price + cached x cached price + output x output price, per 1M tokens"
+        )
+    limits = {}
+    if options.rate_limit_rpm:
+        limits["requests_per_minute"] = out["requests"] / options.rate_limit_rpm / 60
+    if options.rate_limit_tpm:
+        limits["tokens_per_minute"] = out["requests"] * tokens_per_request / options.rate_limit_tpm / 60
+    if limits:
+        bound = max(limits, key=limits.get)
+        out["hours_at_rate_limit"] = limits[bound]
+        out["bound_by"] = bound
+        counts["hours_at_rate_limit"] = "hours to send 1M pages' requests at the endpoint's tighter limit"
+    rate = {
+        "requests_per_minute": 60 * requests_per_page / state.seconds_per_page,
+        "tokens_per_minute": 60 * requests_per_page * tokens_per_request / state.seconds_per_page,
+    }
+    return {"unit": "cost", "per_1m_pages": _rounded(out), "measured_rate": _rounded(rate), "counts": counts}
+
+
+def _rounded(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in values.items()}
+
+
+def measure(bench: RunStore, groups: list[pa.Table], pages: pa.Table, config: JudgeConfig,
+            options: CostbenchOptions) -> dict[str, Any]:  # fmt: skip
+    """Judge the warm-up group, then each timed group, and report steady state and projection."""
+    engine = config.engine
+    names = [*_WARMUP_GROUPS, *(f"pages-{size}" for size in options.sample)]
+    runs = []
+    for name, requests in zip(names, groups, strict=True):
+        store = RunStore(bench.uri_of(name))
+        keys = pa.array(sorted(set(requests["url_key"].to_pylist())), pa.string())
+        store.write_table("pages/part-00000.parquet", pages.filter(pc.is_in(pages["url_key"], keys)))
+        runs.append({"group": name, **_timed_run(store.uri, requests, config)})
+    if any(run["pages"] == 0 for run in runs):
+        raise InputError(bench.uri_of(), "a sample group has no judgeable page (status ok)", field="--sample")
+    cold, warm, *timed = [Timing(run["pages"], _billed_seconds(engine, run, options)) for run in runs]
+    if any(t.pages <= warm.pages for t in timed):
+        raise InputError("command line", "every --sample size must exceed --warmup", field="--warmup")
+    state = steady_state(cold, warm, timed)
+    usage = tokens_per_page(pa.concat_tables([run["table"] for run in runs[len(_WARMUP_GROUPS) :]]))
+    report = {
+        "engine": engine,
+        "model": runs[0]["table"]["model"][0].as_py() if runs[0]["table"].num_rows else None,
+        "prompt_layout": config.prompts.layout if engine != "signals" else None,
+        **project(engine, state, usage, options),
+        "steady_state": {
+            "measured": _BILLING[engine][1],
+            "seconds_per_page": round(state.seconds_per_page, 6),
+            "seconds_per_page_by_size": {
+                str(t.pages): round(s, 6) for t, s in zip(timed, state.per_size, strict=True)
+            },
+            "spread": round(state.spread, 4),
+            "start_s": round(state.start_s, 3),
+            "per_run_s": round(state.per_run_s, 3),
+        },
+        **{k: v for k, v in usage.items() if k != "pages"},
+        "runs": [{k: v for k, v in run.items() if k != "table"} for run in runs],
+    }
+    if any(run["statuses"].get("error") for run in runs):
+        report["note"] = (
+            "some judgments ended in error: their time is in the measurement, their tokens are not"
+        )
+    return report
+
+
+def _layout_config(config: JudgeConfig, layout: str) -> JudgeConfig:
+    return config.model_copy(update={"prompts": config.prompts.model_copy(update={"layout": layout})})
+
+
+def compare(reports: dict[str, dict[str, Any]]) -> dict[str, float | None]:
+    """Shared over paper: prefilled tokens per page, wall time of the timed runs, steady seconds per page."""
+    paper, shared = reports["paper"], reports["shared"]
+
+    def ratio(a: float, b: float) -> float | None:
+        return round(a / b, 4) if b else None
+
+    def wall(report: dict[str, Any]) -> float:
+        return sum(run["wall_s"] for run in report["runs"] if run["group"] not in _WARMUP_GROUPS)
+
+    prefill = [r["tokens_per_page"]["total"]["prefill_tokens"] for r in (shared, paper)]
+    steady = [r["steady_state"]["seconds_per_page"] for r in (shared, paper)]
+    return {"prefill_tokens": ratio(*prefill), "wall_s": ratio(wall(shared), wall(paper)),
+            "steady_seconds_per_page": ratio(*steady)}  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         config = load_judge_config(args)
+        options = options_from(args)
+        if options.compare_layouts and config.engine == "signals":
+            raise InputError(
+                "command line", "the signals engine has no prompt layout", field="--compare-layouts"
+            )
         store = RunStore(args.run)
-        requests = read_requests(args.requests) if args.requests else requests_from_run(store)
-        requests = sample_requests(requests, args.sample)
-        if not requests.num_rows:
-            raise InputError(store.uri_of(), "no requests to sample", field="--sample")
         bench = RunStore(store.uri_of("costbench", args.label))
-        keys = pa.array(sorted(set(requests["url_key"].to_pylist())), pa.string())
-        pages = store.read_table("pages")
-        bench.write_table("pages/part-00000.parquet", pages.filter(pc.is_in(pages["url_key"], keys)))
+        if bench.exists():
+            raise InputError(bench.uri_of(), "already measured: pass another --label", field="--label")
+        requests = read_requests(args.requests) if args.requests else requests_from_run(store)
+        sampled, groups = sample_groups(
+            store, requests, [options.warmup] * len(_WARMUP_GROUPS) + options.sample
+        )
         if config.engine == "vllm":
             ensure_ray(RayConfig(num_cpus=args.num_cpus))
-        started = time.perf_counter()
-        summary = judge_run(bench.uri, requests, config)
-        wall = time.perf_counter() - started
+        layouts = ("paper", "shared") if options.compare_layouts else (config.prompts.layout,)
+        reports = {
+            layout: measure(RunStore(bench.uri_of(layout if options.compare_layouts else config.engine)),
+                            groups, sampled, _layout_config(config, layout), options)
+            for layout in layouts
+        }  # fmt: skip
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    prices = {"gpu_hour": args.gpu_hour_price, "input": args.price_per_1m_input,
-              "cached": args.price_per_1m_cached, "output": args.price_per_1m_output}  # fmt: skip
-    report = {
-        "engine": summary["engine"],
-        "model": summary["model"],
-        "prompt_layout": summary["prompt_layout"],
-        "measured_new_judgments": summary["judged"],
-        **project(read_judgments(bench.uri), wall, args.gpus, prices),
-    }
-    if summary["judged"] == 0:
-        report["note"] = "every judgment came from an earlier costbench run: wall time measures no work"
+    if options.compare_layouts:
+        report = {"engine": config.engine, "layouts": reports, "shared_over_paper": compare(reports)}
+    else:
+        report = reports[layouts[0]]
     bench.write_json("report.json", report)
     print(json.dumps(report, indent=2))
     return 0

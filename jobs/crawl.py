@@ -9,7 +9,8 @@ Examples::
 
 Output: ``<run>/pages/*.parquet`` (PAGE_SCHEMA, one row per url_key), ``<run>/warc/*.warc.gz``,
 ``<run>/crawl/manifest.json`` (config, robots override), ``crawl/shards/*.json`` (the plan),
-``crawl/_done/*.json`` (per-shard summaries) and ``crawl/summary.json``.
+``crawl/_done/*.json`` (per-shard summaries), ``crawl/hosts.json`` (per-host backlog: URLs, shards,
+time spent) and ``crawl/summary.json``.
 """
 
 from __future__ import annotations
@@ -25,13 +26,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from crawler.base import apply_override
 from crawler.config import CrawlConfig
 from crawler.errors import InputError
 from crawler.runner import STAGE, reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
-from crawler.shards import CrawlShard, group_urls, shard_name
+from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, shard_name
 from crawler.storage import RunStore
-from jobs.cli import run_module
+from jobs.cli import add_set_argument, positive_int, run_module
+from jobs.progress import crawl_progress
 from jobs.ray_runtime import RayConfig, ensure_ray
 
 log = logging.getLogger("sourcebench.crawl")
@@ -47,8 +50,8 @@ def load_plan(store: RunStore, urls: Iterable[str], shard_size: int) -> list[Cra
               for name in store.listdir(STAGE, "shards", suffix=".json")]  # fmt: skip
     planned = {entry.url_key for shard in shards for entry in shard.entries}
     new_entries = [entry for entry in group_urls(urls) if entry.url_key not in planned]
-    for start in range(0, len(new_entries), shard_size):
-        shard = CrawlShard(shard_name(len(shards)), tuple(new_entries[start : start + shard_size]))
+    for entries in pack_entries(new_entries, shard_size):
+        shard = CrawlShard(shard_name(len(shards)), tuple(entries))
         store.write_json(f"{STAGE}/shards/{shard.shard_id}.json", shard.to_dict())
         shards.append(shard)
     return shards
@@ -83,6 +86,57 @@ def _task_resources(config: CrawlConfig) -> dict[str, float]:
     return present
 
 
+def _run_after(shard: CrawlShard, run_uri: str, config: CrawlConfig, *_before: Any) -> dict[str, Any]:
+    """``run_shard`` as a Ray task that starts once the shards passed in ``_before`` are done."""
+    return run_shard(shard, run_uri, config)
+
+
+def _run_on_ray(
+    shards: list[CrawlShard], run_uri: str, config: CrawlConfig, ray_address: str | None
+) -> list[dict[str, Any]]:
+    """One Ray task per shard; shards that share a host run one after another (``host_chains``).
+
+    Each shard of a chain takes the previous one's result as an argument, so Ray starts it only
+    when that one is done, and holds no CPU for it meanwhile. The biggest chains go first.
+    """
+    import ray
+
+    ensure_ray(RayConfig(address=ray_address))
+    task = ray.remote(_run_after).options(
+        num_cpus=config.ray_num_cpus, resources=_task_resources(config) or None, max_retries=2
+    )
+    refs = []
+    for chain in host_chains(shards):
+        previous: tuple[Any, ...] = ()
+        for shard in chain:
+            refs.append(task.remote(shard, run_uri, config, *previous))
+            previous = (refs[-1],)
+    return ray.get(refs)
+
+
+def host_backlog(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per host, over the shards' summaries: URLs, shards, requests, time spent, pages/s; busiest first.
+
+    ``active_s`` adds up, per shard, the time from the host's first request to its last response: the
+    time the crawl spent on that host. Its shards run one after another, so a host whose ``active_s``
+    is close to the crawl's wall time is what the crawl waited for.
+    """
+    hosts: dict[str, dict[str, Any]] = {}
+    for summary in summaries:
+        for host, stats in summary.get("hosts", {}).items():
+            row = hosts.setdefault(
+                host, {"host": host, "urls": 0, "shards": 0, "requests": 0, "active_s": 0.0}
+            )
+            row["urls"] += stats["urls"]
+            row["shards"] += 1
+            row["requests"] += stats.get("requests", 0)
+            row["active_s"] += stats.get("active_s", 0.0)
+    for row in hosts.values():
+        row["active_s"] = round(row["active_s"], 3)
+        row["pages_per_s"] = round(row["urls"] / row["active_s"], 2) if row["active_s"] > 0 else None
+    return sorted(hosts.values(), key=lambda row: (-row["active_s"], -row["urls"], row["host"]))
+
+
 def crawl_run(
     run_uri: str,
     urls: Iterable[str],
@@ -103,7 +157,8 @@ def crawl_run(
             (e.g. ``timeout``, ``error``); their old records are replaced, never doubled.
 
     Returns:
-        The run summary (also ``crawl/summary.json``): URLs, shards, counts by status, pages/s, and
+        The run summary (also ``crawl/summary.json``): URLs, shards, counts by status, pages/s, the
+        number of hosts and the ten that took the longest (``busiest_hosts``, see ``host_backlog``), and
         the shards the stall watchdog stopped.
     """
     if unknown := set(retry_statuses) - RETRYABLE_STATUSES:
@@ -116,13 +171,7 @@ def crawl_run(
     pending = [s for s in shards if not store.is_done(STAGE, s.shard_id)]
     summaries = [store.read_json(f"{STAGE}/_done/{s.shard_id}.json") for s in shards if s not in pending]
     if pending and use_ray:
-        import ray
-
-        ensure_ray(RayConfig(address=ray_address))
-        task = ray.remote(run_shard).options(
-            num_cpus=config.ray_num_cpus, resources=_task_resources(config) or None, max_retries=2
-        )
-        summaries += ray.get([task.remote(shard, run_uri, config) for shard in pending])
+        summaries += _run_on_ray(pending, run_uri, config, ray_address)
     else:
         summaries += [run_shard(shard, run_uri, config) for shard in pending]
     statuses: Counter[str] = Counter()
@@ -142,6 +191,10 @@ def crawl_run(
         "stalled_shards": sorted(s["shard_id"] for s in summaries if s.get("stalls")),
         "retried": retried,
     }
+    backlog = host_backlog(summaries)
+    result["hosts"] = len(backlog)
+    result["busiest_hosts"] = backlog[:10]
+    store.write_json(f"{STAGE}/hosts.json", backlog)
     if result["stalled_shards"]:
         log.warning("shards stopped by the stall watchdog: %s", ", ".join(result["stalled_shards"]))
     store.write_json(f"{STAGE}/summary.json", result)
@@ -185,7 +238,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--render", choices=["never", "auto", "always"], help="JavaScript rendering policy")
     parser.add_argument("--replay", action="append", help="serve from this WARC/ARC file (repeatable)")
-    parser.add_argument("--shard-size", type=int, help="URLs per shard")
+    parser.add_argument("--shard-size", type=positive_int, help="URLs per shard")
     parser.add_argument("--ignore-robots", action="store_true", help="do not obey robots.txt (recorded)")
     parser.add_argument(
         "--allow-private-networks", action="store_true", help="allow private/loopback addresses (intranets)"
@@ -197,6 +250,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=sorted(RETRYABLE_STATUSES),
         help="fetch again the URLs an earlier run ended with this status (repeatable)",
     )
+    add_set_argument(parser, "politeness.per_host_concurrency=2")
     parser.add_argument("--ray-address", help="Ray cluster address (default: $RAY_ADDRESS or a local Ray)")
     parser.add_argument("--no-ray", action="store_true", help="run shards in this process, one after another")
 
@@ -216,6 +270,8 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         data["network"]["allow_private_networks"] = True
     if args.allowlist:
         data["network"]["allowlist"] = [*data["network"]["allowlist"], *args.allowlist]
+    for assignment in args.overrides:
+        apply_override(data, assignment)
     return CrawlConfig.from_dict(data, source=args.config or "<command line>")
 
 
@@ -227,14 +283,15 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    summary = crawl_run(
-        args.run,
-        urls,
-        config,
-        ray_address=args.ray_address,
-        use_ray=not args.no_ray,
-        retry_statuses=args.retry_status or (),
-    )
+    with crawl_progress(RunStore(args.run)):
+        summary = crawl_run(
+            args.run,
+            urls,
+            config,
+            ray_address=args.ray_address,
+            use_ray=not args.no_ray,
+            retry_statuses=args.retry_status or (),
+        )
     print(json.dumps(summary))
     return 0
 

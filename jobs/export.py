@@ -21,6 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from crawler.errors import InputError
 from crawler.schema import PAGE_SCHEMA
 from crawler.storage import RunStore
 from jobs.leaderboard.writers import json_query_id
@@ -43,6 +44,9 @@ def by_key(table: pa.Table, *keys: str) -> dict[tuple, dict[str, Any]]:
 
 def enriched_records(store: RunStore) -> dict[str, list[dict[str, Any]]]:
     """system -> official enriched query records of one audit run."""
+    for relpath in ("scores", "inputs/queries.parquet", "inputs/citations.parquet", "pages"):
+        if not store.exists(relpath):
+            raise InputError(store.uri_of(relpath), "not found: is this an audit run (sourcebench audit)?")
     scores = store.read_table("scores")
     queries = {row["query_id"]: row for row in store.read_table("inputs/queries.parquet").to_pylist()}
     citations = store.read_table("inputs/citations.parquet")

@@ -20,7 +20,7 @@ from crawler.errors import InputError
 from crawler.extract import extract_page
 from crawler.records import json_ready, page_record
 from crawler.urls import InvalidURL, canonicalize_url
-from jobs.cli import run_module
+from jobs.cli import nonnegative_int, run_module
 
 
 def read_body(path: Path) -> bytes:
@@ -59,7 +59,9 @@ def extract_line(source: str, number: int, line: str, base: Path, min_text_chars
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input", required=True, help='JSON lines: {"url": ..., "path": ...} per page')
-    parser.add_argument("--min-text-chars", type=int, default=25, help="shorter visible text is too_short")
+    parser.add_argument(
+        "--min-text-chars", type=nonnegative_int, default=25, help="shorter visible text is too_short"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

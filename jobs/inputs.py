@@ -52,7 +52,10 @@ CITATION_OPTIONAL = ("query_text", "answer_text", "language", "agg_source_id", "
 def read_input_bytes(path: str) -> bytes:
     """Read a local or ``s3://`` input file whole."""
     fs, inner = resolve_uri(str(path))
-    if fs.get_file_info(inner).type != pafs.FileType.File:
+    kind = fs.get_file_info(inner).type
+    if kind == pafs.FileType.Directory:
+        raise InputError(path, "is a directory, expected a file")
+    if kind != pafs.FileType.File:
         raise InputError(path, "file not found")
     with fs.open_input_stream(inner) as src:
         return src.read()
@@ -94,10 +97,22 @@ def iter_jsonl(path: str, text: str) -> Iterator[tuple[int, dict[str, Any]]]:
         yield number, record
 
 
+def csv_header(path: str, text: str) -> list[str]:
+    """The header row of a CSV text (empty for an empty text)."""
+    try:
+        return next(csv.reader(io.StringIO(text, newline="")), [])
+    except csv.Error as exc:
+        raise InputError(path, f"malformed CSV header: {exc}", line=1) from None
+
+
 def iter_csv(path: str, text: str, required: Iterable[str]) -> Iterator[tuple[int, dict[str, str]]]:
-    """Yield ``(line_number, row)`` of a CSV text after checking that the header has ``required``."""
+    """Yield ``(line_number, row)`` of a CSV text after checking that the header has ``required``.
+
+    A malformed row (a field over the CSV module's size limit, a stray NUL byte) is an InputError
+    naming its line.
+    """
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
+    header = csv_header(path, text)
     missing = [col for col in required if col not in header]
     if missing:
         raise InputError(
@@ -106,7 +121,14 @@ def iter_csv(path: str, text: str, required: Iterable[str]) -> Iterator[tuple[in
             line=1,
             field=missing[0],
         )
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            # line_num counts the lines before the record that failed
+            raise InputError(path, f"malformed CSV: {exc}", line=reader.line_num + 1) from None
         if None in row:  # more cells than header columns
             raise InputError(
                 path, f"{len(header) + len(row[None])} cells for {len(header)} columns", line=reader.line_num
@@ -147,6 +169,22 @@ def official_score(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def checked_score(source: str, value: Any, *, field: str, line: int | None = None) -> float | None:
+    """:func:`official_score`, and a number outside the official 1-5 scale is an InputError."""
+    score = official_score(value)
+    if score is not None and not 1 <= score <= 5:
+        raise InputError(source, f"score {value!r} is outside the 1-5 scale", line=line, field=field)
+    return score
+
+
+def checked_count(source: str, value: Any, *, field: str, line: int | None = None) -> float | None:
+    """:func:`official_score` for a count (a text length): a negative number is an InputError."""
+    count = official_score(value)
+    if count is not None and count < 0:
+        raise InputError(source, f"negative count {value!r}", line=line, field=field)
+    return count
+
+
 def check_url(path: str, url: Any, *, line: int | None, field: str) -> str:
     text = str(url or "").strip()
     parts = urlsplit(text)
@@ -159,7 +197,7 @@ def check_url(path: str, url: Any, *, line: int | None, field: str) -> str:
 def load_queries(path: str) -> pa.Table:
     """Load a queries CSV into a :data:`QUERIES_SCHEMA` table (ids unique, all fields non-empty)."""
     text = decode_utf8(path, read_input_bytes(path))
-    header = next(csv.reader(io.StringIO(text)), [])
+    header = csv_header(path, text)
     columns = {}
     for canonical, aliases in QUERY_COLUMN_ALIASES.items():
         found = next((alias for alias in aliases if alias in header), None)
@@ -491,8 +529,9 @@ def load_enriched_scores(path: str, model_name: str, query_types: dict[str, str]
         raise InputError(path, "expected a top-level JSON list of query records")
     query_types = query_types or {}
     columns: dict[str, list[Any]] = {name: [] for name in SOURCE_SCORES_SCHEMA.names}
+    first_record: dict[str, str] = {}
 
-    def add(record: dict[str, Any], source: dict[str, Any], query: dict[str, Any], length_key: str) -> None:
+    def add(query: dict[str, Any], source: dict[str, Any], where: str, length_key: str) -> None:
         query_id = normalize_query_id(query.get("query_id"))
         if query_id is None:
             raise InputError(path, "missing query_id", field="query_id")
@@ -503,23 +542,33 @@ def load_enriched_scores(path: str, model_name: str, query_types: dict[str, str]
         agg = source.get("agg_source_id")
         columns["agg_source_id"].append(None if agg is None else str(agg))
         columns["source_url"].append(official_source_url(source))
-        columns["text_content_length"].append(official_score(source.get(length_key)))
+        columns["text_content_length"].append(
+            checked_count(path, source.get(length_key), field=f"{where}.{length_key}")
+        )
         columns["language"].append(query.get("language"))
         for key in DIMENSION_KEYS:
-            columns[key].append(official_score(vector.get(key)))
+            columns[key].append(checked_score(path, vector.get(key), field=f"{where}.content_vector.{key}"))
 
     if data and isinstance(data[0], dict) and "aggregated_sources" in data[0]:
-        for record in data:
+        for i, record in enumerate(data):
             if not isinstance(record, dict):
                 continue
-            for source in record.get("aggregated_sources") or []:
+            query_id = normalize_query_id(record.get("query_id"))
+            if query_id is not None and query_id in first_record:
+                raise InputError(
+                    path,
+                    f"duplicate query record {query_id!r} (first at {first_record[query_id]})",
+                    field=f"[{i}].query_id",
+                )
+            first_record.setdefault(query_id or "", f"[{i}]")
+            for j, source in enumerate(record.get("aggregated_sources") or []):
                 if isinstance(source, dict) and isinstance(source.get("content_vector"), dict):
-                    add(record, source, record, "text_content_length")
+                    add(record, source, f"[{i}].aggregated_sources[{j}]", "text_content_length")
     elif data and isinstance(data[0], dict) and "content_vector" in data[0]:
-        for item in data:
+        for i, item in enumerate(data):
             if isinstance(item, dict) and isinstance(item.get("content_vector"), dict):
                 length_key = "text_length" if item.get("text_length") else "text_content_length"
-                add(item, item, item, length_key)
+                add(item, item, f"[{i}]", length_key)
     elif data:
         raise InputError(
             path,

@@ -28,14 +28,12 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from crawler.errors import InputError
+from crawler.layout import LAYOUT
 from crawler.storage import RunStore
-from jobs.cli import run_module
+from jobs.cli import add_set_argument, dotted_overrides, positive_int, run_module
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, judge_run
 from judge.run import REQUEST_COLUMNS
-
-SELECTED_PATH = "inputs/selected_sources.parquet"
-QUERIES_PATH = "inputs/queries.parquet"
 
 #: CLI flag -> dotted JudgeConfig field it overrides.
 _OVERRIDES = {
@@ -50,7 +48,8 @@ _OVERRIDES = {
 }
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_arguments(parser: argparse.ArgumentParser, rescore: bool = True) -> None:
+    """The judge's flags; ``rescore=False`` leaves out ``--rescore`` (costbench shares the others)."""
     parser.add_argument("--run", required=True, help="Run directory (local path or s3://bucket/prefix).")
     parser.add_argument("--config", help="YAML file with judge settings (top level or under 'judge:').")
     parser.add_argument("--requests", help="Parquet or CSV of url_key,query_id,query_text to judge.")
@@ -60,17 +59,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layout", choices=["paper", "shared"], help="Prompt layout.")
     parser.add_argument("--prompt-version", help="Label of the prompt text (part of every cache key).")
     parser.add_argument("--current-date", help="The 'today' of the freshness stage, YYYY-MM-DD.")
-    parser.add_argument("--token-budget", type=int, help="Most prompt tokens per request.")
+    parser.add_argument("--token-budget", type=positive_int, help="Most prompt tokens per request.")
     parser.add_argument("--cache-uri", help="Judgment cache shared across runs.")
+    add_set_argument(parser, "sampling.max_tokens=512")
     parser.add_argument("--accelerator-type", help="Ray accelerator type that pins vLLM engines (e.g. H100).")
+    if rescore:
+        parser.add_argument(
+            "--rescore",
+            action="store_true",
+            help="Rescore a judged run after a change (needs --prompt-version, --model, --layout, "
+            "--current-date, "
+            "--engine or --config); only stage requests whose cache key changed are recomputed.",
+        )
     parser.add_argument(
-        "--rescore",
-        action="store_true",
-        help="Rescore a judged run after a change (needs --prompt-version, --model, --layout, "
-        "--current-date, "
-        "--engine or --config); only stage requests whose cache key changed are recomputed.",
+        "--num-cpus", type=positive_int, help="Logical CPUs of a local Ray (vLLM on CPU needs ~8)."
     )
-    parser.add_argument("--num-cpus", type=int, help="Logical CPUs of a local Ray (vLLM on CPU needs ~8).")
 
 
 def load_judge_config(args: argparse.Namespace) -> JudgeConfig:
@@ -85,6 +88,7 @@ def load_judge_config(args: argparse.Namespace) -> JudgeConfig:
         if engine is None and args.config:
             engine = JudgeConfig.from_yaml(args.config).engine
         overrides["openai.model" if engine == "openai" else "vllm.model"] = args.model
+    overrides.update(dotted_overrides(args.overrides))
     if args.config:
         return JudgeConfig.from_yaml(args.config, overrides=overrides)
     return JudgeConfig.from_dict({}, source="command line", overrides=overrides)
@@ -107,20 +111,23 @@ def read_requests(path: str) -> pa.Table:
 
 
 def requests_from_run(store: RunStore) -> pa.Table:
-    """One request per (selected source url_key, query) of an audit run's inputs."""
-    for relpath in (SELECTED_PATH, QUERIES_PATH):
+    """One request per selected source of an audit run's inputs, with its query's text.
+
+    Which of them get judged (one judgment per page and query, aliases merged) is decided in
+    :func:`judge.judge_run` by :func:`judge.pairs.judge_pairs`, as for the audit and costbench.
+    """
+    for relpath in (LAYOUT.selected, LAYOUT.queries):
         if not store.exists(relpath):
             raise InputError(
                 store.uri_of(relpath), "not found: pass --requests, or run `sourcebench audit` inputs"
             )
-    selected = store.read_table(SELECTED_PATH).select(["url_key", "query_id"])
+    selected = store.read_table(LAYOUT.selected).select(["url_key", "query_id"])
     queries = (
-        store.read_table(QUERIES_PATH)
+        store.read_table(LAYOUT.queries)
         .select(["query_id", "query"])
         .rename_columns(["query_id", "query_text"])
     )
-    pairs = selected.group_by(["url_key", "query_id"]).aggregate([])
-    return pairs.join(queries, "query_id", join_type="inner").select(list(REQUEST_COLUMNS))
+    return selected.join(queries, "query_id", join_type="inner").select(list(REQUEST_COLUMNS))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -6,72 +6,45 @@ metrics, their CSV text, per-group partial sums), by Ray Data tasks (a cluster) 
 ``source_metrics`` (CSV + Parquet) and merging partial sums, so its memory depends on the number of
 groups, not on the number of sources. Usage::
 
-    sourcebench reduce --run gpt5=gpt5.enriched.json --run tavily=tavily.enriched.json \\
+    sourcebench reduce --scores gpt5=gpt5.enriched.json --scores tavily=tavily.enriched.json \\
         --query-metadata queries.csv --out leaderboard/
-    ray job submit --working-dir . -- python -m jobs.reduce --run scores.parquet --out s3://b/lb
+    ray job submit --working-dir . -- python -m jobs.reduce --scores scores.parquet --out s3://b/lb
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
-from pydantic import BaseModel, Field
 
-from crawler.errors import InputError
+from crawler.base import InputError, apply_override, validate_model
 from crawler.storage import RunStore, resolve_uri
+from jobs.cli import Deprecated, add_set_argument, nonnegative_int
 from jobs.inputs import load_enriched_scores, load_query_types
 from jobs.leaderboard.aggregate import LeaderboardAccumulator
 from jobs.leaderboard.batches import PARTIAL_COLUMNS, from_ipc, summarize_batch
+from jobs.leaderboard.config import ReduceConfig
 from jobs.leaderboard.intervals import add_intervals
 from jobs.leaderboard.metrics import SOURCE_METRICS_SCHEMA
 from jobs.leaderboard.writers import StreamingCsv, leaderboard_payload, write_leaderboard_files
-from jobs.ray_runtime import RayConfig, ensure_ray
+from jobs.ray_runtime import RayConfig, ensure_ray, input_errors_unwrapped
 from jobs.schemas import SOURCE_SCORES_SCHEMA
 from judge.rubric import DIMENSION_KEYS
 
 
-class ReduceConfig(BaseModel):
-    """How sources are reduced to leaderboards."""
-
-    policy: Literal["official", "complete"] = Field(
-        default="official",
-        description="official: every source counts, a missing score is 0 in the weighted total and "
-        "skipped in the unweighted mean (compute_metrics.py); complete: sources with any missing "
-        "dimension are left out of every aggregate (they stay in source_metrics).",
-    )
-    executor: Literal["auto", "ray", "local"] = Field(
-        default="auto",
-        description="ray: Ray Data tasks (a cluster, or the audit's Ray session); local: a thread pool "
-        "in this process, no Ray start-up (a laptop's reduce); auto: ray when Ray is initialised or a "
-        "cluster is addressed ($RAY_ADDRESS, --ray-address), else local. Both write the same files.",
-    )
-    batch_size: int = Field(default=65536, gt=0, description="Rows per batch (one Ray task or thread job).")
-    local_threads: int | None = Field(
-        default=None, gt=0, description="Threads of the local executor (None: one per CPU)."
-    )
-    max_in_flight_mb: int = Field(
-        default=512,
-        gt=0,
-        description="Object-store memory Ray Data may hold for in-flight batches (streaming bound).",
-    )
-    bootstrap_replicates: int = Field(default=1000, ge=0, description="Query-bootstrap replicates (0: none).")
-    bootstrap_seed: int = Field(default=0, description="Seed of the query bootstrap.")
-    confidence_level: float = Field(default=0.95, gt=0, lt=1, description="Coverage of the intervals.")
-
-
 @dataclass(frozen=True)
 class RunSpec:
-    """One ``--run`` argument: ``NAME=PATH`` (PATH is one system's run) or ``PATH`` (names from the file)."""
+    """One ``--scores``: ``NAME=PATH`` (PATH is one system's run) or ``PATH`` (names from the file)."""
 
     name: str | None
     path: str
@@ -82,8 +55,24 @@ class RunSpec:
         if not sep or "://" in name:
             return cls(None, text.strip())
         if not name.strip() or not path.strip():
-            raise InputError(text, "a --run must be NAME=PATH or PATH", field="--run")
+            raise InputError("--scores", f"expected NAME=PATH or PATH, got {text!r}")
         return cls(name.strip(), path.strip())
+
+
+def check_distinct(specs: list[RunSpec]) -> None:
+    """Two inputs with one system name (or one file twice) would merge or double-count a system."""
+    names: dict[str, str] = {}
+    paths: set[str] = set()
+    for spec in specs:
+        if spec.name is not None:
+            if spec.name in names:
+                raise InputError(
+                    "--scores", f"system name {spec.name!r} given twice ({names[spec.name]} and {spec.path})"
+                )
+            names[spec.name] = spec.path
+        if spec.path in paths:
+            raise InputError("--scores", f"{spec.path} given twice")
+        paths.add(spec.path)
 
 
 def parquet_files(spec: RunSpec) -> tuple[pafs.FileSystem, list[str]]:
@@ -103,14 +92,20 @@ def parquet_files(spec: RunSpec) -> tuple[pafs.FileSystem, list[str]]:
     )
     if not files:
         raise InputError(spec.path, "no Parquet files")
-    check_score_columns(spec.path, pq.read_schema(files[0], filesystem=fs))
+    for path in files:
+        try:
+            schema = pq.read_schema(path, filesystem=fs)
+        except (pa.ArrowInvalid, OSError) as exc:
+            shown = spec.path if info.type == pafs.FileType.File else path
+            raise InputError(shown, f"not a Parquet file of scores ({str(exc).splitlines()[0]})") from None
+        check_score_columns(spec.path, schema)
     return fs, files
 
 
 def is_enriched_json(spec: RunSpec) -> bool:
     if spec.path.lower().endswith(".json"):
         if spec.name is None:
-            raise InputError(spec.path, "an enriched JSON run needs a system name: NAME=PATH", field="--run")
+            raise InputError(spec.path, "an enriched JSON input needs a system name: --scores NAME=PATH")
         return True
     return False
 
@@ -139,11 +134,11 @@ def ray_summaries(
     for spec in specs:
         if is_enriched_json(spec):  # already conformed by the import
             source = ray.data.from_arrow(load_enriched_scores(spec.path, spec.name, query_types))
-            kwargs = {"name": None, "query_types": {}}
+            kwargs = {"name": None, "query_types": {}, "source": spec.path}
         else:
             fs, files = parquet_files(spec)
             source = ray.data.read_parquet(files, filesystem=fs)
-            kwargs = {"name": spec.name, "query_types": query_types}
+            kwargs = {"name": spec.name, "query_types": query_types, "source": spec.path}
         datasets.append(
             source.map_batches(
                 summarize_batch,
@@ -158,19 +153,19 @@ def ray_summaries(
 
 def local_batches(
     specs: list[RunSpec], query_types: dict[str, str], batch_size: int
-) -> Iterator[tuple[pa.Table, str | None, dict[str, str]]]:
-    """``(batch, name, query_types)`` arguments of :func:`summarize_batch`, read in this process."""
+) -> Iterator[tuple[pa.Table, str | None, dict[str, str], str]]:
+    """``(batch, name, query_types, source)`` arguments of :func:`summarize_batch`, read in this process."""
     for spec in specs:
         if is_enriched_json(spec):
             table = load_enriched_scores(spec.path, spec.name, query_types)
             for batch in table.to_batches(max_chunksize=batch_size):
-                yield pa.Table.from_batches([batch]), None, {}
+                yield pa.Table.from_batches([batch]), None, {}, spec.path
             continue
         fs, files = parquet_files(spec)
         for path in files:
             with fs.open_input_file(path) as handle:
                 for batch in pq.ParquetFile(handle).iter_batches(batch_size=batch_size):
-                    yield pa.Table.from_batches([batch]), spec.name, query_types
+                    yield pa.Table.from_batches([batch]), spec.name, query_types, spec.path
 
 
 def local_summaries(
@@ -183,8 +178,8 @@ def local_summaries(
     threads = config.local_threads or os.cpu_count() or 1
     with ThreadPoolExecutor(threads) as pool:
         window: deque[Future[pa.Table]] = deque()
-        for batch, name, types in local_batches(specs, query_types, config.batch_size):
-            window.append(pool.submit(summarize_batch, batch, name, types, config.policy))
+        for batch, name, types, source in local_batches(specs, query_types, config.batch_size):
+            window.append(pool.submit(summarize_batch, batch, name, types, config.policy, source))
             if len(window) >= 2 * threads:
                 yield window.popleft().result()
         while window:
@@ -195,9 +190,9 @@ def use_ray(config: ReduceConfig, ray_config: RayConfig | None) -> bool:
     """Whether the reduce runs on Ray: asked for, or (``auto``) a cluster is connected or addressed."""
     if config.executor != "auto":
         return config.executor == "ray"
-    import ray
-
-    return bool(ray.is_initialized() or (ray_config and ray_config.address) or os.environ.get("RAY_ADDRESS"))
+    ray = sys.modules.get("ray")  # not imported yet: not initialised either
+    initialised = ray is not None and ray.is_initialized()
+    return bool(initialised or (ray_config and ray_config.address) or os.environ.get("RAY_ADDRESS"))
 
 
 def reduce_specs(
@@ -209,16 +204,17 @@ def reduce_specs(
 ) -> dict[str, Any]:
     """Reduce one or more runs into the leaderboard folder ``out_uri``; returns a summary."""
     config = config or ReduceConfig()
+    check_distinct(specs)
     for spec in specs:  # fail on a wrong path before starting Ray
         fs, inner = resolve_uri(spec.path)
         if fs.get_file_info(inner).type == pafs.FileType.NotFound:
-            raise InputError(spec.path, "file not found", field="--run")
+            raise InputError(spec.path, "file not found (--scores)")
         if not is_enriched_json(spec):
             parquet_files(spec)
     query_types = load_query_types(query_metadata)
     on_ray = use_ray(config, ray_config)
     summaries = (
-        ray_summaries(specs, query_types, config, ray_config)
+        input_errors_unwrapped(ray_summaries(specs, query_types, config, ray_config))
         if on_ray
         else local_summaries(specs, query_types, config)
     )
@@ -289,16 +285,28 @@ def print_leaderboard(rows: list[dict[str, Any]]) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--run",
+        "--scores",
+        dest="inputs",
         action="append",
-        required=True,
         metavar="NAME=PATH",
-        help="a system's enriched JSON or score Parquet; PATH alone keeps the file's system names",
+        help="a system's enriched JSON or score Parquet (required, repeatable); PATH alone keeps the file's "
+        "system names",
+    )
+    parser.add_argument(
+        "--run", dest="inputs", action=Deprecated, new="--scores", help="deprecated spelling of --scores"
     )
     parser.add_argument("--query-metadata", help="queries CSV (query_id,query,query_type) for query types")
     parser.add_argument("--out", required=True, help="output folder (local or s3://)")
-    parser.add_argument("--policy", choices=["official", "complete"], default="official")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="query-bootstrap replicates (0: none)")
+    parser.add_argument(
+        "--policy",
+        choices=["official", "complete"],
+        default="official",
+        help="official: a missing dimension counts 0 in the weighted total (compute_metrics.py); "
+        "complete: sources with a missing dimension are left out of every aggregate",
+    )
+    parser.add_argument(
+        "--bootstrap", type=nonnegative_int, default=1000, help="query-bootstrap replicates (0: none)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument(
         "--executor",
@@ -307,17 +315,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ray (Ray Data), local (threads, no Ray start-up) or auto: ray when a cluster is addressed",
     )
     parser.add_argument("--ray-address", help="Ray cluster address (default: $RAY_ADDRESS or local)")
+    add_set_argument(parser, "batch_size=8192")
 
 
 def run(args: argparse.Namespace) -> int:
-    config = ReduceConfig(
-        policy=args.policy,
-        executor=args.executor,
-        bootstrap_replicates=args.bootstrap,
-        bootstrap_seed=args.seed,
-    )
+    if not args.inputs:
+        raise InputError("--scores", "give at least one --scores NAME=PATH (or PATH)")
+    settings = {
+        "policy": args.policy,
+        "executor": args.executor,
+        "bootstrap_replicates": args.bootstrap,
+        "bootstrap_seed": args.seed,
+    }
+    for assignment in args.overrides:
+        apply_override(settings, assignment)
+    config = validate_model(ReduceConfig, settings, "command line")
     summary = reduce_specs(
-        [RunSpec.parse(text) for text in args.run],
+        [RunSpec.parse(text) for text in args.inputs],
         args.out,
         config,
         args.query_metadata,

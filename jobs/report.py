@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from crawler.errors import InputError
-from jobs.analysis import ReportConfig, write_report
+from crawler.base import InputError, apply_override, validate_model
+from jobs.analysis import ReportConfig
 from jobs.analysis.run_summary import Prices
-from jobs.cli import run_module
+from jobs.cli import add_set_argument, nonnegative_float, positive_int, probability, run_module
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,19 +30,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="a system whose citations are a search engine's ranked results (repeatable)",
     )
-    parser.add_argument("--serp-top-k", type=int, help="compare with the SERP's top k results only")
+    parser.add_argument("--serp-top-k", type=positive_int, help="compare with the SERP's top k results only")
     parser.add_argument("--system-metadata", help="CSV/JSON/YAML of system factors for ablation tables")
     parser.add_argument(
         "--ablation", action="append", metavar="ROWS:COLUMNS", help="factor pair to tabulate (repeatable)"
     )
     parser.add_argument("--correctness", help="CSV system,query_id,correct of answer-correctness labels")
-    parser.add_argument("--n-boot", type=int, help="bootstrap replicates (default 1000)")
+    parser.add_argument("--n-boot", type=positive_int, help="bootstrap replicates (default 1000)")
     parser.add_argument("--seed", type=int, help="bootstrap seed (default 0)")
-    parser.add_argument("--level", type=float, help="confidence level of the intervals (default 0.95)")
-    parser.add_argument("--price-prompt", type=float, help="USD per 1M uncached prompt tokens")
-    parser.add_argument("--price-cached", type=float, help="USD per 1M cached prompt tokens")
-    parser.add_argument("--price-output", type=float, help="USD per 1M output tokens")
+    parser.add_argument("--level", type=probability, help="confidence level of the intervals (default 0.95)")
+    parser.add_argument("--price-prompt", type=nonnegative_float, help="USD per 1M uncached prompt tokens")
+    parser.add_argument("--price-cached", type=nonnegative_float, help="USD per 1M cached prompt tokens")
+    parser.add_argument("--price-output", type=nonnegative_float, help="USD per 1M output tokens")
     parser.add_argument("--title", help="report title")
+    add_set_argument(parser, "min_cell_sources=5")
 
 
 def config_from_args(args: argparse.Namespace) -> ReportConfig:
@@ -73,14 +74,15 @@ def config_from_args(args: argparse.Namespace) -> ReportConfig:
             usd_per_1m_cached_prompt_tokens=args.price_cached,
             usd_per_1m_output_tokens=args.price_output or 0.0,
         ).model_dump()
-    try:
-        return ReportConfig.model_validate(settings)
-    except ValueError as exc:
-        raise InputError("command line", str(exc)) from None
+    for assignment in args.overrides:
+        apply_override(settings, assignment)
+    return validate_model(ReportConfig, settings, "command line")
 
 
 def run(args: argparse.Namespace) -> int:
     try:
+        from jobs.analysis import write_report  # matplotlib and scipy: not needed for --help
+
         written = write_report(args.run, config=config_from_args(args))
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -14,17 +14,17 @@ Two steps around the crawl and the judge:
 
 from __future__ import annotations
 
-import hashlib
-
 import pandas as pd
 import pyarrow as pa
 
 from crawler.errors import InputError
+from crawler.layout import LAYOUT
 from crawler.urls import InvalidURL, canonicalize_url, url_key
 from jobs.schemas import SOURCE_SCORES_SCHEMA
+from judge.pairs import page_ids
 from judge.rubric import DIMENSION_KEYS
 
-SCORES_PATH = "scores/source_scores.parquet"
+SCORES_PATH = LAYOUT.scores
 
 #: The sources chosen for the audit, one row per (system, query, canonical URL).
 SELECTED_SOURCES_SCHEMA = pa.schema(
@@ -110,27 +110,6 @@ def _top_sources(group: pd.DataFrame, top_k: int | None) -> pd.DataFrame:
     return group if top_k is None else group.head(top_k)
 
 
-#: Page columns :func:`page_ids` needs.
-ALIAS_COLUMNS = ("url_key", "url", "status", "final_url", "content_sha256")
-PAGE_IDS_SCHEMA = pa.schema([pa.field("url_key", pa.string()), pa.field("page_id", pa.string())])
-
-
-def page_ids(pages: pa.Table) -> pa.Table:
-    """``url_key -> page_id`` for fetched pages: cited URLs that reach the same page share a page id.
-
-    Two cited URLs that end at the same final URL with the same content (an old spelling that
-    redirects, a mirror path) are one page, judged once per query; every alias takes that
-    judgment. The id hashes the final URL and the content hash, so it does not depend on which
-    aliases have been crawled so far. Pages not fetched (status other than ``ok``) have no row.
-    """
-    frame = pages.select(list(ALIAS_COLUMNS)).to_pandas()
-    frame = frame[frame["status"] == "ok"]
-    page = frame["final_url"].where(frame["final_url"].notna(), frame["url"])
-    content = frame["content_sha256"].where(frame["content_sha256"].notna(), frame["url_key"])
-    ids = [hashlib.sha1(f"{p}\n{c}".encode()).hexdigest()[:20] for p, c in zip(page, content, strict=True)]
-    return pa.table({"url_key": frame["url_key"].tolist(), "page_id": ids}, schema=PAGE_IDS_SCHEMA)
-
-
 def page_vectors(vectors: pa.Table, ids: pa.Table) -> pd.DataFrame:
     """Content vectors keyed by (page_id, query_id): per page the scored vector of any alias judged."""
     frame = vectors.select(["url_key", "query_id", *DIMENSION_KEYS, "judge_status"]).to_pandas()
@@ -148,7 +127,7 @@ def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.
         pages: Page records (crawler ``PAGE_SCHEMA``; ``url_key, url, status, error, final_url,
             content_sha256, text_full, text_main, language`` are used), one row per ``url_key``.
         vectors: Content vectors (judge ``CONTENT_VECTORS_SCHEMA``), one row per (url_key, query_id)
-            judged; aliases of one page share its vector (:func:`page_ids`).
+            judged; aliases of one page share its vector (:func:`judge.pairs.page_ids`).
     """
     page_frame = pages.select(
         ["url_key", "status", "error", "text_full", "text_main", "language"]

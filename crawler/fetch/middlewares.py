@@ -7,8 +7,6 @@ has to guess a status from an exception message.
 from __future__ import annotations
 
 import asyncio
-import email.utils
-import time
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +23,8 @@ from scrapy.resolver import CachingThreadedResolver
 from crawler.config import CrawlConfig
 from crawler.fetch.failures import FetchFailure, is_transient
 from crawler.netguard import AddressPolicy, BlockedAddress, is_ip_literal
+from crawler.retry import retry_after
+from crawler.urls import strip_credentials
 
 CONFIG_SETTING = "SOURCEBENCH_CRAWL_CONFIG"
 
@@ -37,11 +37,13 @@ def crawl_config(crawler: Crawler) -> CrawlConfig:
 class AddressGuardMiddleware:
     """Refuse a request, before any connection, when its host is or resolves to a refused address.
 
-    Runs on every request, so every redirect hop and the robots.txt request are checked too.
+    Runs on every request, so every redirect hop and the robots.txt request are checked too. A URL
+    longer than ``limits.max_url_chars`` ends as ``error`` (Scrapy's own URL length check would drop
+    it silently); ``user:password@`` credentials (a redirect may carry them) are stripped, never sent.
     """
 
-    def __init__(self, policy: AddressPolicy):
-        self.policy = policy
+    def __init__(self, policy: AddressPolicy, max_url_chars: int):
+        self.policy, self.max_url_chars = policy, max_url_chars
         self._verdicts: dict[str, str | None] = {}  # host -> refusal reason (None = allowed)
 
     @classmethod
@@ -49,7 +51,7 @@ class AddressGuardMiddleware:
         config = crawl_config(crawler)
         if config.replay_warcs:
             raise NotConfigured("replay makes no connections")
-        return cls(config.network.address_policy())
+        return cls(config.network.address_policy(), config.limits.max_url_chars)
 
     async def verdict(self, host: str, port: int) -> str | None:
         if host not in self._verdicts:
@@ -69,8 +71,16 @@ class AddressGuardMiddleware:
                 self._verdicts[host] = str(exc)
         return self._verdicts[host]
 
-    async def process_request(self, request: Request) -> None:
+    async def process_request(self, request: Request) -> Request | None:
+        if len(request.url) > self.max_url_chars:
+            raise FetchFailure(
+                "error",
+                f"URL too long: {len(request.url)} characters, over limits.max_url_chars "
+                f"({self.max_url_chars}); not fetched",
+            )
         parts = urlsplit(request.url)
+        if "@" in parts.netloc:
+            return request.replace(url=strip_credentials(request.url))
         if parts.scheme not in ("http", "https"):
             raise FetchFailure("blocked_address", f"scheme {parts.scheme!r} is not fetched")
         reason = await self.verdict(
@@ -79,6 +89,7 @@ class AddressGuardMiddleware:
         if reason:
             status = "blocked_address" if "did not resolve" not in reason else "error"
             raise FetchFailure(status, reason)
+        return None
 
 
 class GuardedResolver(CachingThreadedResolver):
@@ -113,6 +124,8 @@ class PageRobotsMiddleware(RobotsTxtMiddleware):
     def __init__(self, crawler: Crawler):
         super().__init__(crawler)
         self._pending: dict[str, asyncio.Future[Any]] = {}
+        self._crawl_delays: dict[str, float | None] = {}  # host -> robots.txt Crawl-delay (None: none)
+        self.max_crawl_delay_s = crawl_config(crawler).politeness.max_crawl_delay_s
 
     async def robot_parser(self, request: Request) -> Any:
         netloc = urlsplit(request.url).netloc
@@ -125,6 +138,30 @@ class PageRobotsMiddleware(RobotsTxtMiddleware):
             super().process_request_2(rp, request)
         except IgnoreRequest as exc:
             raise FetchFailure("robots_disallowed", "disallowed by robots.txt") from exc
+        if rp is not None:
+            self.honour_crawl_delay(rp, request)
+
+    def honour_crawl_delay(self, rp: Any, request: Request) -> None:
+        """Apply the host's ``Crawl-delay`` as a floor of its downloader slot's delay.
+
+        The floor is exact (no jitter, AutoThrottle does not lower it). A host asking for more than
+        ``politeness.max_crawl_delay_s`` is not crawled: its URLs end as ``robots_disallowed``.
+        """
+        host = urlsplit(request.url).hostname or ""
+        if host not in self._crawl_delays:
+            self._crawl_delays[host] = rp.crawl_delay(self._robotstxt_useragent or self._default_useragent)
+            if self._crawl_delays[host] and self._crawl_delays[host] <= self.max_crawl_delay_s:
+                self.crawler.engine.downloader.set_min_delay(host, self._crawl_delays[host])
+        delay = self._crawl_delays[host]
+        if not delay:
+            return
+        if delay > self.max_crawl_delay_s:
+            raise FetchFailure(
+                "robots_disallowed",
+                f"robots.txt asks for Crawl-delay {delay:g} s, over politeness.max_crawl_delay_s "
+                f"({self.max_crawl_delay_s:g} s)",
+            )
+        request.meta["autothrottle_dont_adjust_delay"] = True
 
 
 class SizeCapCompressionMiddleware(HttpCompressionMiddleware):
@@ -145,23 +182,6 @@ class RedirectLimitMiddleware(RedirectMiddleware):
             return super()._redirect(redirected, request, reason)
         except IgnoreRequest as exc:
             raise FetchFailure("error", f"more than {self.max_redirect_times} redirects") from exc
-
-
-def retry_after_seconds(value: bytes | str | None, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    text = value.decode("latin-1") if isinstance(value, bytes) else value
-    text = text.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, when.timestamp() - (now or time.time()))
 
 
 class BackoffRetryMiddleware:
@@ -195,7 +215,7 @@ class BackoffRetryMiddleware:
             return response
         delay = self.limits.backoff_base_s * 2**attempt
         if response.status in (429, 503):
-            wait = retry_after_seconds(response.headers.get(b"Retry-After"))
+            wait = retry_after(response.headers.get(b"Retry-After"))
             if wait is not None and wait > self.limits.max_retry_after_s:
                 request.meta["retry_note"] = (
                     f"Retry-After {wait:.0f}s exceeds {self.limits.max_retry_after_s:.0f}s"

@@ -7,25 +7,14 @@ killed Ray worker never leaves an orphan crawler writing parts behind a restarte
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import os
 import resource
-import signal
 import sys
 import time
 
-
-def die_with_parent(parent_pid: int) -> None:
-    """Ask Linux to SIGKILL this process when its parent exits; exit now if it already has."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-    if os.getppid() != parent_pid:
-        os._exit(1)
+from crawler.fetch.watchdog import die_with_parent
 
 
 def main(spec_path: str) -> int:
@@ -66,6 +55,10 @@ def main(spec_path: str) -> int:
             "render_contexts_opened": stats.get("playwright/context_count", 0),
             "render_contexts_max_open": stats.get("playwright/context_count/max_concurrent", 0),
             "stalled": stalled,
+            "hosts": {
+                host: {"requests": timing.requests, "active_s": round(timing.active_s, 3)}
+                for host, timing in getattr(crawler.spider, "timings", {}).items()
+            },
         }
         with open(spec["report_path"], "w") as handle:
             json.dump(report, handle)

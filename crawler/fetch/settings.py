@@ -37,12 +37,14 @@ def scrapy_settings(config: CrawlConfig, guard: SubresourceGuard | None = None) 
         "DOWNLOAD_MAXSIZE": limits.max_bytes,
         "DOWNLOAD_WARNSIZE": 0,
         "REDIRECT_MAX_TIMES": limits.max_redirects,
+        "URLLENGTH_LIMIT": 0,  # AddressGuardMiddleware ends a long URL with a reason; Scrapy's drops it
         "RETRY_ENABLED": False,  # replaced by BackoffRetryMiddleware
         "ROBOTSTXT_OBEY": config.network.obey_robots,
         "ROBOTSTXT_PARSER": "scrapy.robotstxt.ProtegoRobotParser",
         "HTTPERROR_ALLOW_ALL": True,
         "LOG_INSTALL_ROOT_HANDLER": True,
         "DOWNLOAD_FAIL_ON_DATALOSS": True,
+        "DOWNLOADER": "crawler.fetch.downloader.HostSlotDownloader",
         "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
         "REACTOR_THREADPOOL_MAXSIZE": 20,
         "DOWNLOADER_MIDDLEWARES": {

@@ -19,10 +19,10 @@ from twisted.python.failure import Failure
 from crawler.config import CrawlConfig
 from crawler.decoding import classify
 from crawler.extract import extract_page
+from crawler.fetch.downloader import HostTiming
 from crawler.fetch.failures import failure_status
-from crawler.fetch.process import die_with_parent
 from crawler.fetch.sink import PartSink
-from crawler.fetch.watchdog import StallWatchdog
+from crawler.fetch.watchdog import StallWatchdog, die_with_parent
 from crawler.records import page_record
 from crawler.shards import ShardEntry
 
@@ -68,11 +68,13 @@ class PageSpider(scrapy.Spider):
         )
         self.statuses: Counter[str] = Counter()
         self.requested: set[str] = set()
+        self.timings: dict[str, HostTiming] = {}  # per host; the downloader's, once the crawl starts
         self.watchdog = StallWatchdog(lambda: len(self.sink.done), config.stall_timeout_s, self.stalled)
 
     # -- requests ----------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
         self.watchdog.start()
+        self.timings = getattr(self.crawler.engine.downloader, "timings", self.timings)
         for entry in self.entries:
             if entry.invalid:
                 self.commit(entry, status="error", error=entry.invalid)

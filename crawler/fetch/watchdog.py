@@ -11,6 +11,9 @@ the missing records, committing them and exiting.
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import os
+import signal
 import time
 from collections.abc import Callable
 
@@ -47,3 +50,14 @@ class StallWatchdog:
             elif now - since >= self.stall_timeout_s:
                 self.on_stall(now - since)
                 return
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent exits; exit now if it already has."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)

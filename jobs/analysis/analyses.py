@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from jobs.analysis.bootstrap import pairwise_win_probability, system_intervals, tied_with
+from jobs.analysis.bootstrap import pairwise_win_probability, system_intervals, tied_from_pairwise
 from jobs.analysis.config import ReportConfig
 from jobs.analysis.dimensions import (
     ablation_table,
@@ -23,6 +23,7 @@ from jobs.analysis.labels import (
     serp_systems_from_collect,
     system_metadata_from_collect,
 )
+from jobs.analysis.manipulation import manipulation_by_system
 from jobs.analysis.overlap import score_by_overlap, score_vs_overlap, serp_overlap, source_overlap_flags
 from jobs.analysis.run_data import RunData
 from jobs.analysis.run_summary import failure_reasons, funnel, judge_usage, page_statuses
@@ -37,7 +38,8 @@ class Analyses:
     """Results of every analysis; a None field means its input was absent (see ``notes``)."""
 
     leaderboard: pd.DataFrame
-    """Overall table in rank order with ``rank``, interval columns and ``weighted_tied_with``."""
+    """Overall table in rank order with ``rank``, interval columns and ``weighted_tied_with`` (the systems
+    whose paired difference interval to this one includes 0, from ``pairwise``)."""
     intervals_source: str
     """``reduce`` when the intervals came from leaderboard_overall, ``report`` when computed here."""
     pairwise: pd.DataFrame
@@ -57,6 +59,8 @@ class Analyses:
     statuses: pd.DataFrame | None = None
     failures: pd.DataFrame | None = None
     usage: pd.DataFrame | None = None
+    manipulation: pd.DataFrame | None = None
+    """Per system: sources whose page was flagged for manipulation (``manipulation_by_system``)."""
     notes: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     """Section id -> ``(text, kind)`` explanations of what is missing or was skipped."""
 
@@ -91,10 +95,33 @@ def ranked_leaderboard(run: RunData, config: ReportConfig) -> tuple[pd.DataFrame
             intervals, on="model_name", how="left"
         )
         source = "report"
-    table["weighted_tied_with"] = tied_with(table, "weighted").to_numpy()
     table = table.sort_values([WEIGHTED, "model_name"], ascending=[False, True], kind="stable")
     table.insert(0, "rank", range(1, len(table) + 1))
     return table.reset_index(drop=True), source
+
+
+def query_languages(run: RunData) -> pd.Series | None:
+    """The language each source's question was asked in, aligned with ``run.sources`` (None: unknown).
+
+    The answer's language tag from the citations (a multilingual sweep), else the query's from the
+    queries file; never the page's detected language.
+    """
+    keys = pd.MultiIndex.from_arrays(
+        [run.sources["model_name"].astype(str), run.sources["query_id"].astype(str)]
+    )
+    found = pd.Series(pd.NA, index=run.sources.index, dtype="string")
+    if run.citations is not None and "language" in run.citations:
+        tags = run.citations.dropna(subset=["language"])
+        by_answer = tags.groupby([tags["system"].astype(str), tags["query_id"].astype(str)])[
+            "language"
+        ].first()
+        found = pd.Series(by_answer.reindex(keys).to_numpy(), index=run.sources.index, dtype="string")
+    if run.queries is not None and "language" in run.queries:
+        tagged = run.queries.dropna(subset=["language"])
+        by_query = dict(zip(tagged["query_id"].astype(str), tagged["language"], strict=True))
+        found = found.fillna(run.sources["query_id"].astype(str).map(by_query).astype("string"))
+    found = found.replace("", pd.NA)
+    return found if found.notna().any() else None
 
 
 def _overlap(run: RunData, config: ReportConfig, result: Analyses) -> None:
@@ -160,6 +187,7 @@ def _crawl_and_judge(run: RunData, config: ReportConfig, result: Analyses) -> No
     if run.pages is not None and len(run.pages):
         result.statuses = page_statuses(run.pages)
         result.failures = failure_reasons(run.pages)
+        result.manipulation = manipulation_by_system(run.sources, run.pages)
     else:
         result.note(
             "crawl", "This run has no page records (pages/): the crawl funnel shows the leaderboard only."
@@ -182,21 +210,34 @@ def effective_config(run: RunData, config: ReportConfig) -> ReportConfig:
 def analyse(run: RunData, config: ReportConfig) -> Analyses:
     """Run every analysis the inputs allow (``config`` as returned by :func:`effective_config`)."""
     leaderboard, source = ranked_leaderboard(run, config)
+    pairwise = pairwise_win_probability(
+        run.sources, WEIGHTED, config.n_boot, config.seed, config.confidence_level
+    )
+    # "tied" follows the paired difference intervals the report prints, whoever computed the others
+    leaderboard["weighted_tied_with"] = tied_from_pairwise(pairwise, leaderboard["model_name"].tolist())
     result = Analyses(
         leaderboard=leaderboard,
         intervals_source=source,
-        pairwise=pairwise_win_probability(
-            run.sources, WEIGHTED, config.n_boot, config.seed, config.confidence_level
-        ),
+        pairwise=pairwise,
         dimension_means=per_dimension_means(run.sources),
         correlations=dimension_correlations(run.sources),
         by_query_type=breakdown(run.sources, "query_type", min_sources=config.min_cell_sources),
         domains=top_domains(run.sources),
     )
-    if "language" in run.sources and run.sources["language"].notna().any():
-        result.by_language = breakdown(run.sources, "language", min_sources=config.min_cell_sources)
+    languages = query_languages(run)
+    if languages is not None and languages.notna().any():
+        tagged = run.sources.assign(language=languages)[languages.notna()]
+        result.by_language = breakdown(tagged, "language", min_sources=config.min_cell_sources)
+        untagged = int(languages.isna().sum())
+        if untagged:
+            result.note("language", f"{untagged:,} sources of queries without a language tag are left out.")
     else:
-        result.note("language", "Sources carry no language tag: no per-language breakdown.")
+        result.note(
+            "language",
+            "The queries carry no language tag (a `language` column in the queries CSV, or a collect "
+            "sweep): no per-language breakdown. A page's detected language is not used: a failed page "
+            "has none, and a page's language is not the question's.",
+        )
     _overlap(run, config, result)
     _metadata_analyses(run, config, result)
     _crawl_and_judge(run, config, result)

@@ -26,7 +26,7 @@ PAIRWISE_COLUMNS = [
     "mean_diff",
     "diff_ci_low",
     "diff_ci_high",
-    "intervals_overlap",
+    "tied",
 ]
 #: Score column -> prefix of its interval columns in the leaderboard.
 INTERVAL_PREFIX = {WEIGHTED: "weighted", UNWEIGHTED: "unweighted"}
@@ -142,18 +142,19 @@ def pairwise_win_probability(
     """For every ordered pair of systems, the bootstrap probability that A scores above B.
 
     Replicates are paired (the same resampled queries for both systems); an exact tie in a
-    replicate counts one half. ``intervals_overlap`` is the tie flag: the two systems' percentile
-    intervals at ``level`` overlap, so the leaderboard should not claim an order between them.
+    replicate counts one half. ``tied`` is the tie flag: the percentile interval of the paired
+    difference A - B at ``level`` includes 0 (or there is no data), so the leaderboard should not
+    claim an order between them. Two systems' own intervals may overlap while their paired difference
+    is clearly non-zero (queries that are hard for one are hard for both): the difference decides.
 
     Returns:
-        ``system_a, system_b, p_a_beats_b, mean_diff, diff_ci_low, diff_ci_high, intervals_overlap``
+        ``system_a, system_b, p_a_beats_b, mean_diff, diff_ci_low, diff_ci_high, tied``
         (``mean_diff`` is the mean replicate difference A - B).
     """
     systems, reps = bootstrap_replicates(sources, column, n_boot, seed)
     n = len(systems)
     if n < 2:
         return pd.DataFrame(columns=PAIRWISE_COLUMNS)
-    low, high = percentile_interval(reps, level)
     a_idx, b_idx = np.where(~np.eye(n, dtype=bool))
     diff = reps[:, a_idx] - reps[:, b_idx]  # (n_boot, pairs)
     valid = ~np.isnan(diff)
@@ -171,25 +172,43 @@ def pairwise_win_probability(
             "mean_diff": mean_diff,
             "diff_ci_low": d_low,
             "diff_ci_high": d_high,
-            "intervals_overlap": (low[a_idx] <= high[b_idx]) & (low[b_idx] <= high[a_idx]),
+            "tied": _includes_zero(d_low, d_high),
         }
     )
 
 
-def tied_with(intervals: pd.DataFrame, prefix: str = "weighted") -> pd.Series:
-    """For each system, the ``;``-joined names of the systems whose interval overlaps its own.
+def _includes_zero(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Whether each interval includes 0; an undefined (NaN) interval separates nothing."""
+    with np.errstate(invalid="ignore"):
+        return ~((low > 0) | (high < 0))
+
+
+def tied_with(systems: list[str], replicates: np.ndarray, level: float) -> list[str]:
+    """For each system, the ``;``-joined names of the systems it is not separated from.
+
+    Two systems are tied when the percentile interval (at ``level``) of their paired replicate
+    difference includes 0: the same rule as the ``tied`` column of :func:`pairwise_win_probability`
+    and the difference intervals the report prints.
 
     Args:
-        intervals: The output of :func:`system_intervals`.
-        prefix: ``weighted`` or ``unweighted``.
+        systems: Names, in the column order of ``replicates``.
+        replicates: ``(n_boot, n_systems)`` replicate means (paired: one query draw per row).
+        level: Coverage of the intervals.
     """
-    low = intervals[f"{prefix}_ci_low"].to_numpy()
-    high = intervals[f"{prefix}_ci_high"].to_numpy()
-    names = intervals["model_name"].tolist()
-    overlap = (low[:, None] <= high[None, :]) & (low[None, :] <= high[:, None])
-    np.fill_diagonal(overlap, False)
-    return pd.Series(
-        [";".join(n for n, hit in zip(names, row, strict=True) if hit) for row in overlap],
-        index=intervals.index,
-        name=f"{prefix}_tied_with",
-    )
+    n = len(systems)
+    if n == 0:
+        return []
+    a_idx, b_idx = np.where(~np.eye(n, dtype=bool))
+    low, high = percentile_interval(replicates[:, a_idx] - replicates[:, b_idx], level)
+    tied = np.zeros((n, n), dtype=bool)
+    tied[a_idx, b_idx] = _includes_zero(low, high)
+    return [";".join(systems[j] for j in range(n) if tied[i, j]) for i in range(n)]
+
+
+def tied_from_pairwise(pairwise: pd.DataFrame, systems: list[str]) -> list[str]:
+    """:func:`tied_with` read off a :func:`pairwise_win_probability` table, for ``systems`` in order."""
+    tied = pairwise[pairwise["tied"].astype(bool)]
+    partners: dict[str, list[str]] = {}
+    for a, b in zip(tied["system_a"], tied["system_b"], strict=True):
+        partners.setdefault(str(a), []).append(str(b))
+    return [";".join(sorted(partners.get(name, []), key=systems.index)) for name in systems]

@@ -19,8 +19,9 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import Field, field_validator
 
+from crawler.base import ConfigModel
 from crawler.storage import RunStore
 from jobs.analysis.agreement import agreement_summary, krippendorff_alpha
 from jobs.analysis.run_data import JUDGMENT_COLUMNS, read_frame
@@ -43,13 +44,25 @@ AGREEMENT_COLUMNS = [
 ]
 
 
-class GateThresholds(BaseModel):
+class GateThresholds(ConfigModel):
     """When a judge configuration passes calibration (judge vs human consensus)."""
 
     max_mae: float = Field(0.5, ge=0, description="Largest mean absolute error allowed on any dimension.")
     max_mae_by_dimension: dict[str, float] = Field(
         default_factory=dict, description="Per-dimension MAE limits that override max_mae."
     )
+
+    @field_validator("max_mae_by_dimension")
+    @classmethod
+    def _known_dimensions(cls, limits: dict[str, float]) -> dict[str, float]:
+        for dimension, limit in limits.items():
+            if dimension not in DIMENSION_KEYS:
+                known = ", ".join(DIMENSION_KEYS)
+                raise ValueError(f"unknown dimension {dimension!r}; dimensions are {known}")
+            if limit < 0:
+                raise ValueError(f"MAE limit of {dimension} must be >= 0, got {limit}")
+        return limits
+
     min_qwk: float | None = Field(
         None, description="Smallest quadratic-weighted kappa allowed (None: unchecked)."
     )

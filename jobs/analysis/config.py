@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from crawler.errors import InputError, validate_model
+from crawler.base import ConfigModel, ConfigPath, read_yaml, validate_model
 from jobs.analysis.run_summary import Prices
 
 
-class ReportConfig(BaseModel):
+class ReportConfig(ConfigModel):
     """What the report computes and which optional inputs it joins."""
-
-    model_config = ConfigDict(extra="forbid")
 
     serp_systems: list[str] = Field(
         default_factory=list,
@@ -26,7 +23,7 @@ class ReportConfig(BaseModel):
     n_boot: int = Field(1000, ge=1, description="Bootstrap replicates (queries resampled with replacement).")
     seed: int = Field(0, description="Seed of the bootstrap draws; same seed, same intervals.")
     confidence_level: float = Field(0.95, gt=0, lt=1, description="Coverage of the bootstrap intervals.")
-    system_metadata: str | None = Field(
+    system_metadata: ConfigPath | None = Field(
         None,
         description="CSV/JSON/YAML of system factors (system, model, retrieval_tool, ...) for ablations.",
     )
@@ -34,7 +31,7 @@ class ReportConfig(BaseModel):
         default_factory=list,
         description="Factor pairs (rows, columns) to tabulate; default: the first two metadata factors.",
     )
-    correctness_labels: str | None = Field(
+    correctness_labels: ConfigPath | None = Field(
         None, description="CSV system,query_id,correct to correlate each dimension with answer accuracy."
     )
     prices: Prices | None = Field(None, description="Token prices for the judge cost estimate.")
@@ -46,12 +43,11 @@ class ReportConfig(BaseModel):
     @classmethod
     def from_yaml(cls, path: str) -> ReportConfig:
         """Load from a YAML file; a bad key or value raises :class:`InputError`."""
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise InputError(path, f"cannot read YAML: {exc}") from None
-        if not isinstance(data, dict):
-            raise InputError(path, "expected a mapping of report settings")
+        data = read_yaml(path)
         # A report settings file, or an audit config whose `report:` section holds them.
-        section = data if set(data) <= set(cls.model_fields) else (data.get("report") or {})
-        return validate_model(cls, section, path)
+        section = data["report"] if isinstance(data.get("report"), dict) else data
+        if section is not data:
+            return validate_model(
+                cls, section, path, context={"config_dir": os.path.dirname(path)}, prefix="report"
+            )
+        return validate_model(cls, section, path, context={"config_dir": os.path.dirname(path)})

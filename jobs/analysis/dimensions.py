@@ -11,8 +11,9 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.stats import pearsonr, spearmanr
+from scipy.stats import pearsonr
 
+from jobs.analysis.correlation import spearman_test
 from jobs.analysis.urls import canonical_url, registered_domain
 from judge.rubric import DIMENSION_KEYS
 
@@ -33,7 +34,8 @@ def breakdown(
 
     Args:
         sources: Per-source rows.
-        by: The grouping column; missing values are shown as ``unknown``.
+        by: The grouping column; missing values are shown as ``unknown`` (callers that must not
+            present a missing value as a level, such as the language breakdown, drop them first).
         score: The score column averaged.
         min_sources: Cells with fewer sources are blanked in the means table (still counted).
 
@@ -116,16 +118,17 @@ def correctness_correlations(sources: pd.DataFrame, labels: pd.DataFrame) -> pd.
         pair = joined[[column, "correct"]].dropna()
         x, y = pair[column].to_numpy(float), pair["correct"].to_numpy(float)
         ok = len(x) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0
+        test = spearman_test(x, y)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            rho = spearmanr(x, y) if ok else None
             r = pearsonr(x, y).statistic if ok else np.nan
         out.append(
             {
                 "score": column,
                 "n": len(x),
-                "spearman_rho": float(rho.statistic) if rho else np.nan,
-                "spearman_p": float(rho.pvalue) if rho else np.nan,
+                "spearman_rho": test.rho,
+                "spearman_p": test.p_value,
+                "p_method": test.method,
                 "pearson_r": float(r),
                 "mean_when_correct": float(x[y >= 0.5].mean()) if (y >= 0.5).any() else np.nan,
                 "mean_when_incorrect": float(x[y < 0.5].mean()) if (y < 0.5).any() else np.nan,

@@ -48,8 +48,12 @@ def _figure(width: float, height: float) -> Iterator[MplFigure]:
         yield fig
 
 
-def _finish(fig: MplFigure, key: str, alt: str, caption: str = "") -> Figure:
-    """Render to PNG at ``DPI``; the display width keeps 1 inch = 96 CSS px (crisp on HiDPI screens)."""
+def _finish(fig: MplFigure, key: str, alt: str, caption: str = "", *, basis: str) -> Figure:
+    """Render to PNG at ``DPI``; the display width keeps 1 inch = 96 CSS px (crisp on HiDPI screens).
+
+    ``basis`` says what the figure is computed on (which rows, how many); it opens the caption.
+    """
+    caption = f"Computed on {basis}." + (f" {caption}" if caption else "")
     buffer = io.BytesIO()
     with matplotlib.rc_context(STYLE):
         fig.savefig(buffer, format="png", dpi=DPI, facecolor="white")
@@ -103,7 +107,18 @@ def leaderboard_intervals(table: pd.DataFrame, colors: dict[str, tuple[float, ..
             "leaderboard",
             "Dot plot of each system's weighted score with its bootstrap confidence interval.",
             f"Dots: weighted score. Bars: {level:.0%} bootstrap interval (queries resampled, paired).",
+            basis=_leaderboard_basis(table),
         )
+
+
+def _leaderboard_basis(table: pd.DataFrame) -> str:
+    systems = f"{len(table)} systems"
+    if "num_sources" in table and "num_queries" in table:
+        return (
+            f"{systems}, each score the mean over its cited sources ({int(table['num_sources'].sum()):,} "
+            f"sources in all, up to {int(table['num_queries'].max()):,} queries per system)"
+        )
+    return f"{systems}, each score the mean over its cited sources"
 
 
 def heatmap(
@@ -119,6 +134,7 @@ def heatmap(
     caption: str = "",
     xlabel: str = "",
     ylabel: str = "",
+    basis: str,
 ) -> Figure:
     """An annotated heatmap of a numeric frame (rows: index, columns: columns); NaN cells left blank."""
     values = frame.to_numpy(dtype=float)
@@ -148,7 +164,7 @@ def heatmap(
             )
         fig.colorbar(image, ax=ax, shrink=0.85, pad=0.02)
         ax.set_title(title)
-        return _finish(fig, key, alt or title, caption)
+        return _finish(fig, key, alt or title, caption, basis=basis)
 
 
 def win_probability_matrix(pairwise: pd.DataFrame, order: Sequence[str]) -> Figure:
@@ -165,6 +181,7 @@ def win_probability_matrix(pairwise: pd.DataFrame, order: Sequence[str]) -> Figu
         vmax=100,
         fmt="{:.0f}",
         alt="Matrix of pairwise probabilities that one system's weighted score beats another's.",
+        basis=f"the weighted scores of {len(order)} systems' cited sources, paired bootstrap replicates",
         caption="Paired bootstrap over queries: each replicate scores every system on the same resampled "
         "query set. 50 % means indistinguishable.",
     )
@@ -199,6 +216,7 @@ def dimension_bars(means: pd.DataFrame, order: Sequence[str], colors: dict[str, 
             "dimensions",
             "Small multiples: mean score of each system on each of the 8 rubric dimensions.",
             "Mean score (1-5) per dimension; x3 / x2 is the dimension's weight in the weighted total.",
+            basis=f"the scored sources of {n} systems, each dimension averaged over the sources that have it",
         )
 
 
@@ -232,6 +250,7 @@ def overlap_scatter(
             f"Scatter of each system's weighted score against the share of its sources found in {serp}.",
             f"Each dot is a system. Left: same canonical URL in {serp}'s results for the query; right: same "
             "registered domain. Dashed: least-squares line.",
+            basis=f"{len(joined)} systems (one point each), their sources compared with {serp}'s results",
         )
 
 
@@ -256,7 +275,13 @@ def status_bars(statuses: pd.DataFrame) -> Figure:
         ax.set_xlabel("pages")
         ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
         ax.set_title("Crawl outcome per page")
-        return _finish(fig, "crawl_status", "Bar chart of pages per crawl status.")
+        total = int(pd.to_numeric(statuses.iloc[:, -1], errors="coerce").sum())
+        return _finish(
+            fig,
+            "crawl_status",
+            "Bar chart of pages per crawl status.",
+            basis=f"every distinct cited page the crawl tried ({total:,} pages), one status each",
+        )
 
 
 def token_bars(usage: pd.DataFrame) -> Figure:
@@ -288,7 +313,12 @@ def token_bars(usage: pd.DataFrame) -> Figure:
         ax.set_xlabel("tokens")
         ax.xaxis.set_major_formatter(FuncFormatter(_thousands))
         ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False, fontsize=8)
-        return _finish(fig, "tokens", "Stacked bars of judge tokens per stage.")
+        return _finish(
+            fig,
+            "tokens",
+            "Stacked bars of judge tokens per stage.",
+            basis="every judge request of this run (page x query x stage), tokens summed per stage",
+        )
 
 
 def correctness_bars(table: pd.DataFrame, labels: dict[str, str]) -> Figure:
@@ -315,5 +345,9 @@ def correctness_bars(table: pd.DataFrame, labels: dict[str, str]) -> Figure:
         ax.grid(axis="y", visible=False)
         ax.set_xlabel("Spearman correlation with answer correctness")
         return _finish(
-            fig, "correctness", "Bar chart of each dimension's correlation with answer correctness."
+            fig,
+            "correctness",
+            "Bar chart of each dimension's correlation with answer correctness.",
+            basis=f"(system, query) pairs with a correctness label ({int(table['n'].max()):,} pairs), "
+            "source scores averaged per pair",
         )

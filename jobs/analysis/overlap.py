@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import pearsonr, spearmanr
+from scipy.stats import pearsonr
 
+from jobs.analysis.correlation import spearman_test
 from jobs.analysis.urls import canonical_url, registered_domain
 
 OVERLAP_COLUMNS = [
@@ -119,7 +120,9 @@ def score_vs_overlap(
 
     Returns:
         The joined table (``system, serp_system, url_overlap_pct, domain_overlap_pct, <score>``) and
-        one row per (serp_system, level) with ``n_systems, spearman_rho, spearman_p, pearson_r``;
+        one row per (serp_system, level) with ``n_systems, spearman_rho, spearman_p, p_method,
+        pearson_r`` (``p_method``: ``exact`` permutation p for up to 9 systems, see
+        :mod:`jobs.analysis.correlation`);
         the paper's finding is a negative relation (more SERP overlap, lower source quality).
     """
     scores = leaderboard[["model_name", score]].rename(columns={"model_name": "system"})
@@ -129,14 +132,15 @@ def score_vs_overlap(
         for level in ("url_overlap_pct", "domain_overlap_pct"):
             x, y = group[level].to_numpy(float), group[score].to_numpy(float)
             ok = len(x) >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0
-            rho = spearmanr(x, y) if ok else None
+            test = spearman_test(x, y)
             stats.append(
                 {
                     "serp_system": serp_system,
                     "level": level.removesuffix("_overlap_pct"),
                     "n_systems": len(x),
-                    "spearman_rho": float(rho.statistic) if rho else np.nan,
-                    "spearman_p": float(rho.pvalue) if rho else np.nan,
+                    "spearman_rho": test.rho,
+                    "spearman_p": test.p_value,
+                    "p_method": test.method,
                     "pearson_r": float(pearsonr(x, y).statistic) if ok else np.nan,
                 }
             )

@@ -41,6 +41,7 @@ def analysis_tables(analyses: Analyses) -> dict[str, pd.DataFrame]:
         "crawl_statuses": analyses.statuses,
         "crawl_failure_reasons": analyses.failures,
         "judge_usage": analyses.usage,
+        "manipulation_by_system": analyses.manipulation,
     }
     for name, table in analyses.ablations.items():
         tables["ablation_" + name.replace(" x ", "_x_").replace(" ", "_")] = table.reset_index()

@@ -19,7 +19,9 @@ from crawler.storage import RunStore
 
 LEADERBOARD = "leaderboard"
 COLLECT_MANIFEST = "collect/manifest.json"
-PAGE_COLUMNS = ("url_key", "url", "status", "error", "http_status", "rendered", "content_type", "domain")
+PAGE_COLUMNS = (
+    "url_key", "url", "status", "error", "http_status", "rendered", "content_type", "domain", "manipulation",
+)  # fmt: skip
 JUDGMENT_COLUMNS = (
     "url_key",
     "query_id",

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pandas as pd
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from crawler.base import ConfigModel
 from crawler.schema import PAGE_STATUSES
 from judge.schema import JUDGMENT_STATUSES
 
 
-class Prices(BaseModel):
+class Prices(ConfigModel):
     """Token prices for the cost estimate (USD per million tokens); leave unset to report tokens only."""
 
     usd_per_1m_prompt_tokens: float = Field(0.0, ge=0, description="Price of uncached prompt tokens.")

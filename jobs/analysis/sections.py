@@ -11,6 +11,13 @@ import pandas as pd
 
 from jobs.analysis import figures
 from jobs.analysis.analyses import UNWEIGHTED, WEIGHTED, Analyses
+from jobs.analysis.completeness import (
+    constant_dimensions,
+    constant_note,
+    coverage_section,
+    is_incomplete,
+    read_coverage,
+)
 from jobs.analysis.config import ReportConfig
 from jobs.analysis.document import Bullets, Code, Note, Report, Section, Table, with_interval
 from jobs.analysis.run_data import RunData
@@ -44,8 +51,22 @@ def _beats_next(analyses: Analyses) -> list[float]:
     ]
 
 
+def _difference_to_next(analyses: Analyses) -> list[str]:
+    """The paired difference to the system ranked just below, with its interval ("" for the last)."""
+    pairs = analyses.pairwise.set_index(["system_a", "system_b"])
+    names = analyses.leaderboard["model_name"].tolist()
+    cells = []
+    for a, b in zip(names, names[1:], strict=False):
+        if (a, b) not in pairs.index:
+            cells.append("")
+            continue
+        row = pairs.loc[(a, b)]
+        cells.append(with_interval(row["mean_diff"], row["diff_ci_low"], row["diff_ci_high"]))
+    return [*cells, ""]
+
+
 def _tie_groups(leaderboard: pd.DataFrame) -> list[str]:
-    """``a ~ b ~ c`` for each run of consecutive systems linked by overlapping intervals."""
+    """``a ~ b ~ c`` for each run of consecutive systems whose paired difference interval includes 0."""
     groups, current = [], []
     for name, tied in zip(leaderboard["model_name"], leaderboard["weighted_tied_with"], strict=True):
         if current and current[-1] in str(tied).split(";"):
@@ -59,8 +80,8 @@ def _tie_groups(leaderboard: pd.DataFrame) -> list[str]:
     return groups
 
 
-def findings(analyses: Analyses, config: ReportConfig) -> list[str]:
-    """The headline facts of the run, one sentence each."""
+def findings(analyses: Analyses, config: ReportConfig, constant: list[str] | None = None) -> list[str]:
+    """The headline facts of the run, one sentence each; ``constant`` dimensions are not ranked."""
     lb = analyses.leaderboard
     level = f"{config.confidence_level:.0%}"
     top, last = lb.iloc[0], lb.iloc[-1]
@@ -72,12 +93,16 @@ def findings(analyses: Analyses, config: ReportConfig) -> list[str]:
     if len(lb) > 1:
         groups = _tie_groups(lb)
         items.append(
-            f"Not separated by the data ({level} intervals overlap): {'; '.join(groups)}."
+            f"Not separated by the data (the {level} interval of their paired difference includes 0): "
+            f"{'; '.join(groups)}."
             if groups
-            else f"Every adjacent pair of systems is separated: no {level} intervals overlap."
+            else f"Every adjacent pair of systems is separated: the {level} interval of each paired "
+            "difference excludes 0."
         )
-    means = analyses.dimension_means.mean()
+    means = analyses.dimension_means.mean().drop(constant or [], errors="ignore")
     labels = {d.key: d.label for d in DIMENSIONS}
+    if note := constant_note(constant or []):
+        items.append(note)
     if means.notna().any():
         items.append(
             f"Strongest dimension across systems: {labels[means.idxmax()]} ({means.max():.2f} of 5); "
@@ -95,9 +120,14 @@ def findings(analyses: Analyses, config: ReportConfig) -> list[str]:
             direction = (
                 "inverse, as in the paper" if url["spearman_rho"] < 0 else "positive, unlike the paper"
             )
+            p = (
+                f"{url['p_method']} p = {url['spearman_p']:.2g}"
+                if url.get("p_method") in ("exact", "asymptotic")
+                else "no p-value"
+            )
             items.append(
                 f"Score vs URL overlap with {url['serp_system']} across {url['n_systems']} systems: Spearman "
-                f"{url['spearman_rho']:.2f} ({direction})."
+                f"{url['spearman_rho']:.2f}, {p} ({direction})."
             )
     if analyses.statuses is not None:
         statuses = analyses.statuses.set_index("status")["pages"]
@@ -134,11 +164,12 @@ def leaderboard_section(analyses: Analyses, config: ReportConfig, colors: dict) 
                     lb[UNWEIGHTED], lb["unweighted_ci_low"], lb["unweighted_ci_high"], strict=True
                 )
             ],
+            f"Difference to next [{level} CI]": _difference_to_next(analyses),
             "P(beats next)": _beats_next(analyses),
             "Sources": lb["num_sources"],
             "Queries": lb["num_queries"],
             **({"Complete": lb["num_complete_scores"]} if "num_complete_scores" in lb else {}),
-            "Tied with (intervals overlap)": lb["weighted_tied_with"].replace("", "–"),
+            "Tied with (difference CI includes 0)": lb["weighted_tied_with"].replace("", "–"),
         }
     )
     origin = "the reduce (leaderboard_overall)" if analyses.intervals_source == "reduce" else "this report"
@@ -147,10 +178,13 @@ def leaderboard_section(analyses: Analyses, config: ReportConfig, colors: dict) 
         figures.leaderboard_intervals(lb, colors, config.confidence_level),
         Note(
             f"Intervals: percentile bootstrap over queries ({config.n_boot} replicates, seed {config.seed}), "
-            f"computed by {origin}. Systems whose intervals overlap are listed as tied: the data do not "
-            "separate them. 'P(beats next)' is the share of paired replicates in which a system "
-            "scores above the "
-            "system ranked just below it."
+            f"computed by {origin}. 'Difference to next' is the weighted score minus that of the system "
+            "ranked just below, with the interval of that difference over paired replicates (every "
+            f"system scored on the same resampled queries, {config.n_boot} replicates, seed "
+            f"{config.seed}); two systems are listed as tied when the interval of their paired "
+            "difference includes 0. Their own intervals may overlap while the difference is clear: "
+            "queries that are hard for one system are hard for the other too. 'P(beats next)' is the "
+            "share of paired replicates in which a system scores above the system ranked just below it."
         ),
     ]
     if len(lb) >= 2:
@@ -211,6 +245,8 @@ def _breakdown_blocks(
             cmap="viridis",
             alt=f"Heatmap of each system's mean weighted score per {label}.",
             caption="Blank cells: no (or too few) sources.",
+            basis=f"{int(counts['all'].sum()):,} cited sources of {len(means)} systems, weighted scores "
+            f"averaged per system and {label}",
         ),
         Table(
             counts, index=True, caption=f"Sources per system and {label}", formats={c: INT for c in counts}
@@ -230,13 +266,19 @@ def breakdown_sections(analyses: Analyses) -> list[Section]:
             _breakdown_blocks(*analyses.by_query_type, order, "query_types", "query type"),
         )
     ]
-    language_blocks = (
+    language_blocks = _notes(analyses, "language") + (
         _breakdown_blocks(*analyses.by_language, order, "languages", "language")
         if analyses.by_language is not None
-        else _notes(analyses, "language")
+        else []
     )
     sections.append(
-        Section("languages", "By language", "Language of the query (ISO 639-1).", language_blocks)
+        Section(
+            "languages",
+            "By language",
+            "Language the question was asked in (ISO 639-1): the answer's tag from a multilingual sweep, "
+            "else the queries file's. A page's detected language plays no part.",
+            language_blocks,
+        )
     )
     return sections
 
@@ -261,6 +303,7 @@ def correlations_section(analyses: Analyses) -> Section:
                 vmax=1,
                 fmt="{:.2f}",
                 alt="Heatmap of the Spearman correlation matrix of the 8 rubric dimensions.",
+                basis=f"all {len(analyses.leaderboard)} systems' scored sources pooled, pairwise-complete",
             ),
             Table(corr, index=True, formats={c: "{:.2f}" for c in corr.columns}),
         ],
@@ -313,6 +356,7 @@ def overlap_section(analyses: Analyses, config: ReportConfig, colors: dict) -> S
                 "n_systems": "Systems",
                 "spearman_rho": "Spearman rho",
                 "spearman_p": "p-value",
+                "p_method": "p from",
                 "pearson_r": "Pearson r",
             }
         )
@@ -363,7 +407,12 @@ def ablation_sections(analyses: Analyses) -> list[Section]:
             key = "ablation_" + name.replace(" x ", "_x_").replace(" ", "_")
             ablation_blocks.append(
                 figures.heatmap(
-                    cells, key, f"Mean weighted score: {name}", alt=f"Heatmap of the {name} ablation."
+                    cells,
+                    key,
+                    f"Mean weighted score: {name}",
+                    alt=f"Heatmap of the {name} ablation.",
+                    basis="each system's weighted score (mean over its sources), averaged over the systems "
+                    "in each cell",
                 )
             )
     correctness_blocks: list[Any] = _notes(analyses, "correctness")
@@ -375,6 +424,7 @@ def ablation_sections(analyses: Analyses) -> list[Section]:
                 "score": "Score",
                 "spearman_rho": "Spearman rho",
                 "spearman_p": "p-value",
+                "p_method": "p from",
                 "pearson_r": "Pearson r",
                 "mean_when_correct": "Mean if correct",
                 "mean_when_incorrect": "Mean if incorrect",
@@ -413,6 +463,15 @@ def crawl_section(analyses: Analyses) -> Section:
     if analyses.failures is not None and len(analyses.failures):
         blocks.append(
             Table(analyses.failures, caption="Most frequent failure reasons", formats={"pages": INT})
+        )
+    if analyses.manipulation is not None:
+        blocks.append(
+            Table(
+                analyses.manipulation,
+                caption="Sources whose page tries to game the judge (hidden text, injected instructions, "
+                "stuffing, unverified structured data, mismatched dates; see docs/contracts.md)",
+                formats={"flagged_pct": PCT},
+            )
         )
     return Section(
         "crawl",
@@ -599,12 +658,22 @@ def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Repo
         )
     if best is not None:
         cards.append((f"top system ({best[WEIGHTED]:.2f})", str(best["model_name"])))
+    coverage = read_coverage(run)
+    if coverage is not None:
+        share = coverage["overall"]["share"]
+        cards.insert(0, ("INCOMPLETE: coverage" if is_incomplete(coverage) else "coverage", f"{share:.0%}"))
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     code = _code_version(run.manifest)
     subtitle = f"Run {run.uri} · generated {generated}" + (f" · code {code}" if code else "")
     sections = [
-        Section("highlights", "Highlights", "", [Bullets(findings(analyses, config))]),
+        Section(
+            "highlights",
+            "Highlights",
+            "",
+            [Bullets(findings(analyses, config, constant_dimensions(run.sources)))],
+        ),
         leaderboard_section(analyses, config, colors),
+        coverage_section(run, analyses, coverage),
         dimensions_section(analyses, colors),
         *breakdown_sections(analyses),
         correlations_section(analyses),
@@ -617,4 +686,5 @@ def build_report(run: RunData, analyses: Analyses, config: ReportConfig) -> Repo
         configuration_section(run, config),
     ]
     present = [section for section in sections if section is not None]
-    return Report(config.title or f"SourceBench audit: {run.name}", subtitle, cards, present)
+    title = config.title or f"SourceBench audit: {run.name}"
+    return Report(f"INCOMPLETE: {title}" if is_incomplete(coverage) else title, subtitle, cards, present)

@@ -1,28 +1,40 @@
 """Collecting answers and citations from the systems under test (generative engines and SERPs)."""
 
-from jobs.collectors.citations import CITATION_SOURCES, ParsedAnswer, links_in_text, parse_answer
-from jobs.collectors.client import (
-    ANSWER_STATUSES,
-    CallResult,
-    EndpointClient,
-    Pacer,
-    request_body,
-    retry_after_seconds,
-)
-from jobs.collectors.config import CollectConfig, load_collect_config
-from jobs.collectors.keys import KeyRing, load_secrets_file
-from jobs.collectors.runner import Sweep
-from jobs.collectors.serp import load_serp
-from jobs.collectors.sweeps import (
-    QueryTemplate,
-    TemplateFile,
-    expand_templates,
-    load_query_set,
-    load_template_file,
-    stratified_sample,
-)
-from jobs.collectors.systems import EndpointSystem, RequestPolicy, SerpSystem, load_systems
-from jobs.collectors.tables import ANSWERS_SCHEMA
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: public name -> the module that defines it (imported on first use, PEP 562: the audit imports
+#: jobs.collectors.serp without loading the HTTP client).
+_HOMES = {
+    "CITATION_SOURCES": "jobs.collectors.citations",
+    "ParsedAnswer": "jobs.collectors.citations",
+    "links_in_text": "jobs.collectors.citations",
+    "parse_answer": "jobs.collectors.citations",
+    "ANSWER_STATUSES": "jobs.collectors.client",
+    "CallResult": "jobs.collectors.client",
+    "EndpointClient": "jobs.collectors.client",
+    "Pacer": "jobs.collectors.client",
+    "request_body": "jobs.collectors.client",
+    "CollectConfig": "jobs.collectors.config",
+    "load_collect_config": "jobs.collectors.config",
+    "KeyRing": "jobs.collectors.keys",
+    "load_secrets_file": "jobs.collectors.keys",
+    "Sweep": "jobs.collectors.runner",
+    "load_serp": "jobs.collectors.serp",
+    "QueryTemplate": "jobs.collectors.sweeps",
+    "TemplateFile": "jobs.collectors.sweeps",
+    "expand_templates": "jobs.collectors.sweeps",
+    "load_query_set": "jobs.collectors.sweeps",
+    "load_template_file": "jobs.collectors.sweeps",
+    "stratified_sample": "jobs.collectors.sweeps",
+    "EndpointSystem": "jobs.collectors.systems",
+    "RequestPolicy": "jobs.collectors.systems",
+    "SerpSystem": "jobs.collectors.systems",
+    "load_systems": "jobs.collectors.systems",
+    "ANSWERS_SCHEMA": "jobs.collectors.tables",
+}
 
 __all__ = [
     "ANSWERS_SCHEMA",
@@ -50,6 +62,35 @@ __all__ = [
     "load_template_file",
     "parse_answer",
     "request_body",
-    "retry_after_seconds",
     "stratified_sample",
 ]
+
+if TYPE_CHECKING:
+    from jobs.collectors.citations import CITATION_SOURCES, ParsedAnswer, links_in_text, parse_answer
+    from jobs.collectors.client import ANSWER_STATUSES, CallResult, EndpointClient, Pacer, request_body
+    from jobs.collectors.config import CollectConfig, load_collect_config
+    from jobs.collectors.keys import KeyRing, load_secrets_file
+    from jobs.collectors.runner import Sweep
+    from jobs.collectors.serp import load_serp
+    from jobs.collectors.sweeps import (
+        QueryTemplate,
+        TemplateFile,
+        expand_templates,
+        load_query_set,
+        load_template_file,
+        stratified_sample,
+    )
+    from jobs.collectors.systems import EndpointSystem, RequestPolicy, SerpSystem, load_systems
+    from jobs.collectors.tables import ANSWERS_SCHEMA
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(importlib.import_module(_HOMES[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'jobs.collectors' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

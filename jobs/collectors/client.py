@@ -9,7 +9,6 @@ a :class:`CallResult`; nothing raises for a failed query.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import random
 import time
@@ -18,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from crawler.retry import retry_after
 from jobs.collectors.keys import KeyRing
 from jobs.collectors.systems import EndpointSystem
 
@@ -39,28 +39,6 @@ class CallResult:
     http_status: int | None = None
     body: dict[str, Any] | None = None
     error: str | None = None
-
-
-def retry_after_seconds(headers: httpx.Headers) -> float | None:
-    """The wait a server asks for, from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 class Pacer:
@@ -162,7 +140,9 @@ class EndpointClient:
             else:
                 result = self.classify(response, attempt, start, time.monotonic() - sent)
                 if response.status_code in (429, 503):
-                    wait = retry_after_seconds(response.headers)
+                    wait = retry_after(
+                        response.headers.get("retry-after"), millis=response.headers.get("retry-after-ms")
+                    )
                 if result.status == "http_error" and response.status_code not in RETRYABLE_HTTP:
                     return result
             if result.status in ("ok", "bad_response") or attempt == policy.max_attempts:

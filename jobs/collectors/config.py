@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
-from crawler.errors import InputError
+from crawler.base import ConfigModel, InputError, read_yaml
 
 
-class CollectConfig(BaseModel):
+class CollectConfig(ConfigModel):
     """What to ask, whom to ask, and where to write."""
-
-    model_config = ConfigDict(extra="forbid")
 
     out: str = Field(..., description="Run directory: a local path or s3://bucket/prefix.")
     systems: list[str] = Field(default_factory=list, description="System definition files (JSON/YAML).")
@@ -58,10 +54,7 @@ def load_collect_config(path: str | None, overrides: dict[str, Any]) -> CollectC
     """A YAML config file (optional) with command-line values on top (None values are ignored)."""
     data: dict[str, Any] = {}
     if path:
-        loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        if not isinstance(loaded, dict):
-            raise InputError(path, "expected a mapping of options")
-        data.update(loaded)
+        data.update(read_yaml(path))
     data.update({k: v for k, v in overrides.items() if v not in (None, [], False)})
     try:
         return CollectConfig.model_validate(data)

@@ -9,15 +9,12 @@ token) from error messages, raw responses, logs and manifests before anything is
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
-
-from crawler.errors import InputError
+from crawler.base import InputError, read_data
 
 REDACTED = "[REDACTED]"
 _REFERENCE = re.compile(r"^(?:env:(?P<a>[A-Za-z_][A-Za-z0-9_]*)|\$\{(?P<b>[A-Za-z_][A-Za-z0-9_]*)\})$")
@@ -28,11 +25,7 @@ MIN_REDACT_LENGTH = 6
 
 def load_secrets_file(path: str | Path) -> dict[str, str]:
     """Read a secrets file: a JSON or YAML mapping of names (system names or variable names) to keys."""
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise InputError(str(path), f"not a JSON/YAML mapping: {type(exc).__name__}") from None
+    data = read_data(path, "secrets file")
     if data is None:
         return {}
     if not isinstance(data, dict):

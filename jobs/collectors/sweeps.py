@@ -22,7 +22,6 @@ error naming the template and the field, unless missing translations are skipped
 from __future__ import annotations
 
 import itertools
-import json
 import random
 import string
 from collections import defaultdict
@@ -31,18 +30,15 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
 
-from crawler.errors import InputError
+from crawler.base import ConfigModel, InputError, read_data
 from jobs.inputs import load_queries
 from jobs.schemas import QUERIES_SCHEMA
 
 
-class QueryTemplate(BaseModel):
+class QueryTemplate(ConfigModel):
     """One query written in several languages, optionally with slots that multiply it."""
-
-    model_config = ConfigDict(extra="forbid")
 
     id: str = Field(..., min_length=1, description="Stem of the query ids this template expands to.")
     query_type: str = Field(..., min_length=1, description="The query intent (e.g. one of QUERY_TYPES).")
@@ -59,10 +55,8 @@ class QueryTemplate(BaseModel):
         return value
 
 
-class TemplateFile(BaseModel):
+class TemplateFile(ConfigModel):
     """A file of query templates."""
-
-    model_config = ConfigDict(extra="forbid")
 
     version: int = Field(1, description="Format version (1).")
     languages: list[str] = Field(default_factory=list, description="Default language list.")
@@ -71,11 +65,7 @@ class TemplateFile(BaseModel):
 
 def load_template_file(path: str | Path) -> TemplateFile:
     source = str(path)
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        data = json.loads(text) if source.endswith(".json") else yaml.safe_load(text)
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise InputError(source, f"malformed template file ({type(exc).__name__})") from None
+    data = read_data(path, "template file")
     try:
         parsed = TemplateFile.model_validate(data)
     except ValidationError as exc:

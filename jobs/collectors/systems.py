@@ -8,14 +8,10 @@ official SourceBench endpoint-submission JSON (``submission_mode: "endpoint"``, 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     TypeAdapter,
     ValidationError,
@@ -23,13 +19,11 @@ from pydantic import (
     model_validator,
 )
 
-from crawler.errors import InputError
+from crawler.base import ConfigModel, InputError, read_data
 
 
-class RequestPolicy(BaseModel):
+class RequestPolicy(ConfigModel):
     """How hard to push one endpoint: concurrency, timeouts, retries."""
-
-    model_config = ConfigDict(extra="forbid")
 
     max_concurrency: int = Field(
         4, ge=1, description="Requests in flight at once to this endpoint (api_base)."
@@ -54,10 +48,8 @@ class RequestPolicy(BaseModel):
     )
 
 
-class EndpointSystem(BaseModel):
+class EndpointSystem(ConfigModel):
     """A generative engine behind an OpenAI-compatible API (official endpoint submission fields)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["endpoint"] = Field("endpoint", description="Always 'endpoint' for an API system.")
     name: str = Field("", description="Label of the system in the outputs; defaults to model_name.")
@@ -123,10 +115,8 @@ class EndpointSystem(BaseModel):
         return self.model_dump(exclude={"api_key"}, exclude_none=True)
 
 
-class SerpSystem(BaseModel):
+class SerpSystem(ConfigModel):
     """Ranked search-engine results per query, read from a CSV/JSON file (see :mod:`jobs.collectors.serp`)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     kind: Literal["serp"] = Field(..., description="Always 'serp'.")
     name: str = Field(..., min_length=1, description="Label of the engine in the outputs, e.g. 'google'.")
@@ -173,14 +163,7 @@ def parse_system(
 def load_systems(path: str | Path) -> list[EndpointSystem | SerpSystem]:
     """Read a systems file (JSON or YAML: one definition, a list, or ``{"systems": [...]}``)."""
     source = str(path)
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        data = json.loads(text) if source.endswith(".json") else yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(source, f"malformed JSON: {exc.msg}", line=exc.lineno) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(source, "malformed YAML", line=mark.line + 1 if mark else None) from None
+    data = read_data(path, "systems file")
     if isinstance(data, dict) and "systems" in data:
         records, prefix = data["systems"], "systems"
     elif isinstance(data, list):

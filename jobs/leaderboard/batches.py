@@ -8,19 +8,29 @@ merges partials whose size is the number of groups in the batch, never re-readin
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from crawler.errors import InputError
 from jobs.inputs import official_score
 from jobs.leaderboard.aggregate import GROUPINGS, LeaderboardAccumulator
 from jobs.leaderboard.metrics import SOURCE_METRICS_SCHEMA, add_source_metrics, included_mask
 from jobs.leaderboard.writers import csv_rows
 from jobs.schemas import SOURCE_SCORES_SCHEMA
+from judge.rubric import DIMENSION_KEYS
 
 #: Summary columns holding a grouping's partial sums as Arrow IPC.
 PARTIAL_COLUMNS = {name: f"partial_{name}" for name in GROUPINGS}
 
 
-def conform_scores(batch: pa.Table, name: str | None, query_types: dict[str, str]) -> pa.Table:
-    """Cast one batch to SOURCE_SCORES_SCHEMA: rename the system, fill query types, coerce scores."""
+def conform_scores(
+    batch: pa.Table, name: str | None, query_types: dict[str, str], source: str = "scores"
+) -> pa.Table:
+    """Cast one batch to SOURCE_SCORES_SCHEMA: rename the system, fill query types, coerce scores.
+
+    Raises:
+        InputError: naming ``source``, the record and the column of a score outside 1-5 or a
+            negative text length.
+    """
     columns = {}
     for field in SOURCE_SCORES_SCHEMA:
         column = batch.column(field.name) if field.name in batch.column_names else None
@@ -38,7 +48,28 @@ def conform_scores(batch: pa.Table, name: str | None, query_types: dict[str, str
             for q, t in zip(ids, types, strict=True)
         ]
         columns["query_type"] = pa.array(filled, pa.string())
-    return pa.table(columns, schema=SOURCE_SCORES_SCHEMA)
+    table = pa.table(columns, schema=SOURCE_SCORES_SCHEMA)
+    check_ranges(table, source)
+    return table
+
+
+def check_ranges(table: pa.Table, source: str) -> None:
+    """Scores must lie on the official 1-5 scale and text lengths must not be negative."""
+    limits = {key: (1.0, 5.0) for key in DIMENSION_KEYS} | {"text_content_length": (0.0, None)}
+    for column, (low, high) in limits.items():
+        values = table[column]
+        bad = pc.less(values, low) if high is None else pc.or_(pc.less(values, low), pc.greater(values, high))
+        if not pc.any(bad).as_py():
+            continue
+        row = pc.index(bad, True).as_py()
+        query_id, url = table["query_id"][row].as_py(), table["source_url"][row].as_py()
+        scale = "a negative count" if high is None else "outside the 1-5 scale"
+        raise InputError(
+            source,
+            f"{values[row].as_py()!r} is {scale} (system {table['model_name'][row].as_py()!r}, "
+            f"query_id {query_id!r}, source {url!r})",
+            field=column,
+        )
 
 
 def to_ipc(table: pa.Table) -> bytes:
@@ -53,9 +84,11 @@ def from_ipc(cell: pa.Scalar) -> pa.Table:
     return pa.ipc.open_stream(cell.as_buffer()).read_all()
 
 
-def summarize_batch(batch: pa.Table, name: str | None, query_types: dict[str, str], policy: str) -> pa.Table:
+def summarize_batch(
+    batch: pa.Table, name: str | None, query_types: dict[str, str], policy: str, source: str = "scores"
+) -> pa.Table:
     """One batch of score rows -> one summary row (see the module docstring)."""
-    metrics = add_source_metrics(conform_scores(batch, name, query_types)).cast(SOURCE_METRICS_SCHEMA)
+    metrics = add_source_metrics(conform_scores(batch, name, query_types, source)).cast(SOURCE_METRICS_SCHEMA)
     partials = LeaderboardAccumulator().partials(metrics, included_mask(metrics, policy))
     columns = {
         "num_rows": pa.array([metrics.num_rows], pa.int64()),

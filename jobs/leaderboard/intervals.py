@@ -15,7 +15,7 @@ from jobs.analysis import percentile_interval, replicate_means, tied_with
 from jobs.leaderboard.aggregate import LeaderboardAccumulator
 
 if TYPE_CHECKING:
-    from jobs.reduce import ReduceConfig
+    from jobs.leaderboard.config import ReduceConfig
 
 INTERVAL_SCORES = {"weighted_total_content_score": "weighted", "unweighted_mean_score": "unweighted"}
 
@@ -40,7 +40,11 @@ def per_query_matrices(
 def add_intervals(
     results: dict[str, list[dict[str, Any]]], accumulator: LeaderboardAccumulator, config: ReduceConfig
 ) -> None:
-    """Add ``<score>_ci_low/_ci_high`` and ``weighted_tied_with`` to each overall row, in place."""
+    """Add ``<score>_ci_low/_ci_high`` and ``weighted_tied_with`` to each overall row, in place.
+
+    ``weighted_tied_with`` lists the systems whose paired bootstrap difference to this one has an
+    interval that includes 0 (the report prints those difference intervals).
+    """""
     if config.bootstrap_replicates == 0 or not results["overall"]:
         return
     frame: dict[str, Any] = {}
@@ -50,8 +54,9 @@ def add_intervals(
         low, high = percentile_interval(reps, config.confidence_level)
         frame["model_name"] = systems
         frame[f"{prefix}_ci_low"], frame[f"{prefix}_ci_high"] = low, high
+        if prefix == "weighted":  # tied: the paired difference's interval includes 0
+            frame["weighted_tied_with"] = tied_with(systems, reps, config.confidence_level)
     intervals = pd.DataFrame(frame)
-    intervals["weighted_tied_with"] = tied_with(intervals, "weighted")
     by_name = intervals.set_index("model_name").to_dict("index")
     for row in results["overall"]:
         values = by_name[str(row["model_name"])]

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from judge.config import JudgeConfig
-from judge.engines.base import Completion, Outcome, Prompt
+from judge.engines.base import Completion, Judged, JudgeEngine, Outcome, Prompt, PromptStage
 from judge.engines.llm import LLMEngine
 
 
-def make_engine(config: JudgeConfig):
+def make_engine(config: JudgeConfig) -> JudgeEngine:
     """The engine the config names (imports only what that engine needs)."""
     if config.engine == "signals":
         from judge.signals import SignalsJudge
@@ -22,4 +22,13 @@ def make_engine(config: JudgeConfig):
     return VLLMEngine(config)
 
 
-__all__ = ["Completion", "LLMEngine", "Outcome", "Prompt", "make_engine"]
+__all__ = [
+    "Completion",
+    "JudgeEngine",
+    "Judged",
+    "LLMEngine",
+    "Outcome",
+    "Prompt",
+    "PromptStage",
+    "make_engine",
+]

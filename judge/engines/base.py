@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
 
 from judge.output import OutputError, ParsedScores, parse_stage_output, repair_messages
+from judge.packet import StageRequest
+
+if TYPE_CHECKING:
+    from ray.data import Dataset
 
 
 @dataclass(frozen=True)
@@ -99,3 +104,57 @@ def outcome_of(completion: Completion, stage: str) -> Outcome:
         return Outcome(completion, "scored", scores=parse_stage_output(stage, completion.text))
     except OutputError as exc:
         return Outcome(completion, "unscorable", problem=str(exc))
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One request's outcome, and how many page characters its prompt left out."""
+
+    request: StageRequest
+    outcome: Outcome
+    truncated_chars: int = 0
+
+
+class PromptStage(Protocol):
+    """What a judge needs of an engine that judges as a Ray Data stage over prompt rows (vLLM)."""
+
+    def render_rows(self, requests: Sequence[StageRequest]) -> list[dict[str, Any]]:
+        """One prompt row per request, in order (``key, messages, schema, truncated_chars``)."""
+
+    def __call__(self, prompts: Dataset, carry: Sequence[str] = ("key",)) -> Dataset:
+        """The engine stage: prompt rows in; the ``carry`` columns plus ``text``, token counts and
+        ``error`` out (:func:`judge.engines.vllm_ray.completion_of` reads them)."""
+
+    def generate(self, prompts: list[Prompt]) -> Iterable[Completion]:
+        """Judge a few prompts in one pass (the repairs of invalid answers)."""
+
+
+class JudgeEngine(Protocol):
+    """A judge engine: what decides its outputs (for cache keys), and how it judges requests.
+
+    An engine judges inside the unit workers (``judge``: the signals rules, an HTTP endpoint), or
+    provides a Ray Data stage that the pipeline puts between rendering and parsing (``prompt_stage``:
+    vLLM engine actors). Engine-specific settings (batch sizes, passes) stay inside the engine.
+    """
+
+    name: str
+
+    @property
+    def model(self) -> str:
+        """The model recorded in judgments."""
+
+    @property
+    def prompt_layout(self) -> str | None:
+        """The prompt layout recorded in judgments (None for an engine without prompts)."""
+
+    def identity(self, stage: str) -> dict:
+        """Everything besides the page and query that decides a stage's answer (part of every key)."""
+
+    def prompt_version(self, stage: str) -> str:
+        """The version of a stage's fixed prompt text (or rules)."""
+
+    def judge(self, requests: Sequence[StageRequest]) -> Iterator[Judged]:
+        """Outcomes of the requests, in completion order (called inside a unit worker)."""
+
+    def prompt_stage(self) -> PromptStage | None:
+        """The Ray Data stage this engine judges with, or None when it judges inside unit workers."""

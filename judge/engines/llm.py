@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 
 from judge.config import JudgeConfig
-from judge.engines.base import Completion, Outcome, Prompt, parse_with_repair
+from judge.engines.base import Completion, Judged, Prompt, PromptStage, parse_with_repair
 from judge.packet import StageRequest
 from judge.prompts import RenderedPrompt, TokenCounter, estimate_counter, render, stage_prompt_version
 from judge.rubric import RUBRIC_VERSION
@@ -22,6 +22,10 @@ class LLMEngine:
     @property
     def model(self) -> str:
         return self.config.model_name
+
+    @property
+    def prompt_layout(self) -> str:
+        return self.config.prompts.layout
 
     def prompt_version(self, stage: str) -> str:
         return stage_prompt_version(self.config.prompts, stage)
@@ -53,13 +57,18 @@ class LLMEngine:
     def generate(self, prompts: list[Prompt]) -> Iterable[Completion]:
         raise NotImplementedError
 
-    def judge(
-        self, requests: Sequence[StageRequest], rendered: dict[str, RenderedPrompt]
-    ) -> Iterator[Outcome]:
-        """Outcomes for the requests (in completion order), repaired once where the JSON was invalid."""
+    def prompt_stage(self) -> PromptStage | None:
+        return None
+
+    def judge(self, requests: Sequence[StageRequest]) -> Iterator[Judged]:
+        """Outcomes for the requests (in completion order), re-asked where the JSON was invalid."""
+        rendered = self.render_all(requests)
+        by_key = {r.judgment_key: r for r in requests}
         prompts = [
             Prompt(r.judgment_key, rendered[r.judgment_key].messages, rendered[r.judgment_key].json_schema)
             for r in requests
         ]
         stage_of = {r.judgment_key: r.stage for r in requests}
-        yield from parse_with_repair(prompts, stage_of, self.generate, self.config.repair_retries)
+        for outcome in parse_with_repair(prompts, stage_of, self.generate, self.config.repair_retries):
+            key = outcome.completion.key
+            yield Judged(by_key[key], outcome, rendered[key].truncated_chars)

@@ -4,12 +4,15 @@ Retries 429, 5xx, timeouts, connection errors and unreadable bodies with exponen
 jitter, honouring ``Retry-After``. Asks for JSON-schema output, and falls back to JSON mode, then to
 plain text, if the server rejects the response format. The API key comes from the environment
 variable named in the config and is never logged or stored.
+
+Before its first pass the engine makes one :func:`preflight` request (``GET /models``), so a closed
+port, a missing or rejected key, or a model the endpoint does not serve stops the pass at once with
+the cause, instead of after every request has used up its retries.
 """
 
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import os
 import random
@@ -18,7 +21,8 @@ from typing import Any
 
 import httpx
 
-from judge.config import JudgeConfig
+from crawler.retry import retry_after
+from judge.config import JudgeConfig, OpenAIConfig
 from judge.engines.base import Completion, Prompt
 from judge.engines.llm import LLMEngine
 
@@ -26,21 +30,59 @@ log = logging.getLogger(__name__)
 _FORMATS = ("json_schema", "json_object", "none")
 
 
+class EndpointUnavailable(RuntimeError):
+    """The judge endpoint cannot serve this config (unreachable, key missing or rejected, unknown model)."""
+
+
+def preflight(settings: OpenAIConfig, timeout_s: float = 10.0) -> None:
+    """One ``GET {base_url}/models``: the endpoint is reachable, accepts the key, and serves the model.
+
+    An endpoint without a model list (404, 405, 501) passes once it answered at all.
+
+    Raises:
+        EndpointUnavailable: naming the endpoint, the cause and the setting that fixes it.
+    """
+    base = settings.base_url.rstrip("/")
+    key = os.environ.get(settings.api_key_env)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        response = httpx.get(f"{base}/models", headers=headers, timeout=min(timeout_s, settings.timeout_s))
+    except httpx.HTTPError as exc:
+        raise EndpointUnavailable(
+            f"judge endpoint {base} is unreachable ({type(exc).__name__}: {exc}); start the server or set "
+            "judge.openai.base_url"
+        ) from None
+    if response.status_code in (401, 403):
+        cause = (
+            f"${settings.api_key_env} is not set"
+            if not key
+            else f"the key in ${settings.api_key_env} was refused"
+        )
+        raise EndpointUnavailable(
+            f"judge endpoint {base} answered HTTP {response.status_code}: {cause} "
+            "(judge.openai.api_key_env names the variable)"
+        )
+    if response.status_code in (404, 405, 501):
+        return
+    if response.status_code >= 400:
+        raise EndpointUnavailable(
+            f"judge endpoint {base} answered HTTP {response.status_code}: {response.text[:200]}"
+        )
+    try:
+        served = [entry["id"] for entry in response.json()["data"]]
+    except (ValueError, KeyError, TypeError):
+        return
+    if served and settings.model not in served:
+        raise EndpointUnavailable(
+            f"judge endpoint {base} does not serve model {settings.model!r} (it serves "
+            f"{', '.join(served[:10])}); set judge.openai.model"
+        )
+
+
 class _Retryable(Exception):
     def __init__(self, reason: str, retry_after: float | None = None):
         super().__init__(reason)
         self.retry_after = retry_after
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(parsed.timestamp() - time.time(), 0.0) if parsed else None
 
 
 class OpenAIEngine(LLMEngine):
@@ -52,6 +94,7 @@ class OpenAIEngine(LLMEngine):
         super().__init__(config)
         self.settings = config.openai
         self._format = self.settings.response_format
+        self._checked = False
 
     def _headers(self) -> dict[str, str]:
         key = os.environ.get(self.settings.api_key_env)
@@ -84,9 +127,7 @@ class OpenAIEngine(LLMEngine):
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             raise _Retryable(f"{type(exc).__name__}") from exc
         if response.status_code == 429 or response.status_code >= 500:
-            raise _Retryable(
-                f"HTTP {response.status_code}", _retry_after(response.headers.get("retry-after"))
-            )
+            raise _Retryable(f"HTTP {response.status_code}", retry_after(response.headers.get("retry-after")))
         if response.status_code == 400 and "response_format" in response.text and self._format != "none":
             self._format = _FORMATS[_FORMATS.index(self._format) + 1]
             log.warning("endpoint rejected the response format; falling back to %s", self._format)
@@ -142,4 +183,7 @@ class OpenAIEngine(LLMEngine):
     def generate(self, prompts: list[Prompt]) -> list[Completion]:
         if not prompts:
             return []
+        if not self._checked:  # the first pass of this engine
+            preflight(self.settings)
+            self._checked = True
         return asyncio.run(self._run(prompts))

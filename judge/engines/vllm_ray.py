@@ -13,14 +13,18 @@ a row without it reports ``cached_prompt_tokens`` 0, so the hit rate can be unde
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.config import JudgeConfig
 from judge.engines.base import Completion, Prompt
 from judge.engines.llm import LLMEngine
+from judge.packet import StageRequest
 from judge.prompts import TokenCounter
+
+if TYPE_CHECKING:
+    from ray.data import Dataset
 
 _HOOK = "judge.engines.vllm_ray.record_cached_tokens"
 #: How Ray passes a worker setup hook by module name (what ``runtime_env["worker_process_setup_hook"]``
@@ -92,59 +96,90 @@ class VLLMEngine(LLMEngine):
             should_continue_on_error=True,
         )
 
-    def generate(self, prompts: list[Prompt]) -> Iterator[Completion]:
-        """Run one batch pass over the prompts; yields completions as batches finish."""
-        if not prompts:
-            return
-        import ray
+    def prompt_stage(self) -> VLLMEngine:
+        return self
+
+    def render_rows(self, requests: Sequence[StageRequest]) -> list[dict[str, Any]]:
+        """Prompt rows for the processor, in the order given (a page's stage requests adjacent)."""
+        rendered = self.render_all(requests)
+        return [
+            {
+                "key": r.judgment_key,
+                # The schema stays a JSON string: as a dict, Arrow would merge the three stages' schemas
+                # into one struct type and fill the other stages' keys with nulls.
+                "messages": json.dumps(rendered[r.judgment_key].messages),
+                "schema": json.dumps(rendered[r.judgment_key].json_schema),
+                "truncated_chars": rendered[r.judgment_key].truncated_chars,
+            }
+            for r in requests
+        ]
+
+    def __call__(self, prompts: Dataset, carry: Sequence[str] = ("key",)) -> Dataset:
+        """The Ray Data LLM processor over prompt rows; the ``carry`` columns of a row are kept.
+
+        Output rows have ``key, text, prompt_tokens, cached_prompt_tokens, output_tokens, latency_s``
+        and ``error`` (None, or why the engine gave no answer).
+        """
         from ray.data.llm import build_processor
 
         sampling = self.config.sampling.model_dump()
 
         def preprocess(row: dict) -> dict:
-            # The schema stays a JSON string: as a dict, Arrow would merge the three stages' schemas
-            # into one struct type and fill the other stages' keys with nulls.
             return {
-                "key": row["key"],
                 "messages": json.loads(row["messages"]),
                 "sampling_params": {**sampling, "structured_outputs": {"json": row["schema"]}},
             }
 
         def postprocess(row: dict) -> dict:
-            metrics = row.get("metrics") or {}
+            metrics = row.pop("metrics", None) or {}
             return {
-                "key": row["key"],
+                **{k: row.get(k) for k in carry},
                 "text": row.get("generated_text"),
                 "prompt_tokens": int(row.get("num_input_tokens") or 0),
                 "cached_prompt_tokens": int(metrics.get("num_cached_tokens") or 0),
                 "output_tokens": int(row.get("num_generated_tokens") or 0),
                 "latency_s": float(row.get("time_taken_llm") or 0.0),
+                "error": None,
             }
 
         processor = build_processor(self.processor_config(), preprocess=preprocess, postprocess=postprocess)
+        return processor(prompts)
+
+    def generate(self, prompts: list[Prompt]) -> Iterator[Completion]:
+        """Run one batch pass over a few prompts (repairs); yields completions as batches finish."""
+        if not prompts:
+            return
+        import ray
+
         items = [
             {"key": p.key, "messages": json.dumps(p.messages), "schema": json.dumps(p.json_schema)}
             for p in prompts
         ]
         ds = ray.data.from_items(items, override_num_blocks=max(1, len(items) // self.settings.batch_size))
         seen: set[str] = set()
-        for row in processor(ds).iter_rows():
-            key = row.get("key")
-            error = row.get("__inference_error__")
-            if not key:
-                continue
-            seen.add(key)
-            if error:
-                yield Completion(key, None, error=f"vLLM inference error: {str(error)[:300]}")
-            else:
-                yield Completion(
-                    key,
-                    row["text"],
-                    row["prompt_tokens"],
-                    row["cached_prompt_tokens"],
-                    row["output_tokens"],
-                    row["latency_s"],
-                )
+        for row in self(ds).iter_rows():
+            completion = completion_of(row)
+            if completion is not None:
+                seen.add(completion.key)
+                yield completion
         for p in prompts:
             if p.key not in seen:
                 yield Completion(p.key, None, error="no output row from the vLLM processor")
+
+
+def completion_of(row: dict[str, Any]) -> Completion | None:
+    """The Completion of one processor output row (None for a row without a key)."""
+    key = row.get("key")
+    if not key:
+        return None
+    error = row.get("__inference_error__") or row.get("error")
+    if error:
+        return Completion(key, None, error=f"vLLM inference error: {str(error)[:300]}")
+    return Completion(
+        key,
+        row.get("text"),
+        int(row.get("prompt_tokens") or 0),
+        int(row.get("cached_prompt_tokens") or 0),
+        int(row.get("output_tokens") or 0),
+        float(row.get("latency_s") or 0.0),
+    )

@@ -12,14 +12,14 @@ import time
 from collections.abc import Iterator, Sequence
 
 from judge.config import JudgeConfig
-from judge.engines.base import Completion
+from judge.engines.base import Completion, Judged, PromptStage, outcome_of
 from judge.packet import StageRequest
 from judge.signals import features
 from judge.signals.authority import DomainAuthority
 from judge.signals.relevance import EmbeddingRelevance, band_score, term_coverage
 
 #: Bump when any rule changes: it is part of every signals judgment's cache key.
-SIGNALS_VERSION = "signals-1"
+SIGNALS_VERSION = "signals-2"
 
 
 @functools.lru_cache(maxsize=4)
@@ -52,6 +52,20 @@ class SignalsJudge:
     @property
     def model(self) -> str:
         return f"{SIGNALS_VERSION}/{self.config.signals.relevance}"
+
+    @property
+    def prompt_layout(self) -> None:
+        return None
+
+    def prompt_stage(self) -> PromptStage | None:
+        return None
+
+    def judge(self, requests: Sequence[StageRequest]) -> Iterator[Judged]:
+        """Outcomes of the requests: the rules' JSON answers, validated like an LLM's."""
+        by_key = {r.judgment_key: r for r in requests}
+        for completion in self.score(requests):
+            request = by_key[completion.key]
+            yield Judged(request, outcome_of(completion, request.stage))
 
     def prompt_version(self, stage: str) -> str:
         return f"{SIGNALS_VERSION}:list-{self._list_hash}"
@@ -114,6 +128,7 @@ class SignalsJudge:
                 }
             else:
                 answer = {"layout_ad_density": features.layout(page)}
+            answer = {key: features.penalise(page, key, value) for key, value in answer.items()}
             text = json.dumps({k: {"justification": j, "score": s} for k, (s, j) in answer.items()})
             elapsed = time.perf_counter() - start
             start = time.perf_counter()

@@ -9,21 +9,19 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from crawler.manipulation import (
+    CITATION_CUES,
+    CREDENTIALS,
+    date_contradicted,
+    name_visible,
+    newest_visible_year,
+    update_notice,
+)
 from judge.packet import PagePacket
 
 _GENERIC_AUTHORS = re.compile(
     r"^(admin|administrator|staff|team|editor|editors|editorial|webmaster|guest|"
     r"author|news desk|newsroom|contributor)s?\b",
-    re.I,
-)
-_CREDENTIALS = re.compile(
-    r"\b(Dr\.|Prof\.|Professor|Ph\.?D|M\.?D\.|MPH|RN|J\.?D\.|MSc|correspondent|"
-    r"reporter|editor|researcher|scientist)\b",
-    re.I,
-)
-_CITATION = re.compile(
-    r"(\bdoi\.org/|\bdoi:|\bet al\.|\[\d{1,3}\]|\bReferences\b|\bSources?:|\bStudy\b|"
-    r"\baccording to\b|\bpublished in\b|\bjournal\b)",
     re.I,
 )
 _HYPE = re.compile(
@@ -44,8 +42,17 @@ def _parse_date(value: str | None) -> dt.date | None:
 
 
 def freshness(page: PagePacket, today: dt.date) -> tuple[int, str]:
-    """Age of the last-updated date, else the publication date, against ``today``."""
-    for label, value in (("updated", page.modified_date), ("published", page.published_date)):
+    """Age of the last-updated date, else the publication date, against ``today``.
+
+    What the visible page shows decides (docs/judge.md): a last-updated date counts only with a
+    visible update notice of its year, and a date newer than every year the page shows is replaced
+    by the middle of the newest year it shows.
+    """
+    modified = page.modified_date if update_notice(page.text, page.modified_date) else None
+    published = page.published_date
+    if date_contradicted(published, page.text):
+        published = f"{newest_visible_year(page.text)}-07-01"
+    for label, value in (("updated", modified), ("published", published)):
         date = _parse_date(value)
         if date is None:
             continue
@@ -59,18 +66,25 @@ def freshness(page: PagePacket, today: dt.date) -> tuple[int, str]:
 
 
 def accountability(page: PagePacket) -> tuple[int, str]:
-    """Named author (with credential cues) > generic byline > organisation only > nobody."""
+    """Named author (with credential cues) > generic byline > organisation only > nobody.
+
+    Only names a reader can see count (the visible text shows them), and a credential only when the
+    visible text shows it next to the name: what structured data alone claims earns nothing.
+    """
     names = [a.strip() for a in page.authors if a and a.strip()]
     person = page.signals.get("schema_org_person")
     if person and person not in names:
         names.append(person)
+    names = [n for n in names if name_visible(n, page.text)]
     real = [n for n in names if not _GENERIC_AUTHORS.match(n)]
     if real:
         window = page.text[:3000]
-        credentialed = any(_CREDENTIALS.search(n) for n in real) or any(
-            _CREDENTIALS.search(window[max(0, i - 80) : i + len(n) + 80])
+        credentialed = any(
+            CREDENTIALS.search(window[max(0, i - 80) : i + len(surname) + 80])
             for n in real
-            for i in [window.find(n)]
+            for surname in [_surname(n)]
+            if surname
+            for i in [window.find(surname)]
             if i >= 0
         )
         if credentialed:
@@ -78,9 +92,27 @@ def accountability(page: PagePacket) -> tuple[int, str]:
         return 4, f"Named author: {real[0]}."
     if names:
         return 3, f"Only a generic byline: {names[0]}."
-    if page.signals.get("schema_org_organization"):
-        return 3, f"No person named; published by {page.signals['schema_org_organization']}."
-    return 2, "No author named."
+    if _publisher(page):
+        return 3, f"No person named; published by {_publisher(page)}."
+    return 2, "No author named on the visible page."
+
+
+def _surname(name: str) -> str:
+    """The last word of a name without titles or degrees ("Dr. Jane Doe, MD" -> "Doe")."""
+    words = re.findall(r"[^\W\d_]{2,}", CREDENTIALS.sub(" ", name))
+    return words[-1] if words else ""
+
+
+def _publisher(page: PagePacket) -> str | None:
+    """The publisher structured data names, if the visible page or the domain shows it too."""
+    name = page.signals.get("schema_org_organization")
+    if not name:
+        return None
+    letters = re.sub(r"[^a-z0-9]", "", name.casefold())
+    label = (page.domain or "").split(".")[0]
+    if name_visible(name, page.text) or (letters and label and (letters in label or label in letters)):
+        return name
+    return None
 
 
 def transparency(page: PagePacket) -> tuple[int, str]:
@@ -91,7 +123,7 @@ def transparency(page: PagePacket) -> tuple[int, str]:
         bool(s.get("has_contact_link")),
         bool(s.get("has_address")),
     )
-    org = bool(s.get("schema_org_organization"))
+    org = bool(_publisher(page))
     if address and (about or org):
         return 5, "Address or phone disclosed along with an About page or a named publisher."
     if about and (contact or org):
@@ -133,7 +165,7 @@ def layout(page: PagePacket) -> tuple[int, str]:
 
 def factual_support(page: PagePacket, authority: int) -> tuple[int, str]:
     """Citation cues in the text, moderated by the domain's authority (the text is not fact-checked)."""
-    cues = len(_CITATION.findall(page.text[:50000]))
+    cues = len(CITATION_CUES.findall(page.text[:50000]))
     if len(page.text) < 300:
         return 2, "Too little text to support any claim."
     base = 4 if cues >= 3 else 3
@@ -158,3 +190,25 @@ def objectivity(page: PagePacket) -> tuple[int, str]:
         f"{hype} sensational phrases, {opinion} opinion markers, {exclaim:.1f} exclamations and "
         f"{caps:.1f} all-caps words per 1k words."
     )
+
+
+#: Points taken from a dimension for each kind of manipulation the crawler flagged (docs/judge.md):
+#: a page that tries to game the judge is manipulative (objectivity, layout), and a claim it makes
+#: only to machines costs the dimension it targeted.
+MANIPULATION_PENALTIES: dict[str, dict[str, int]] = {
+    "prompt_injection": {"objectivity_tone": 2, "layout_ad_density": 2},
+    "hidden_text": {"objectivity_tone": 1, "layout_ad_density": 1},
+    "keyword_stuffing": {"objectivity_tone": 1, "layout_ad_density": 1},
+    "unverified_structured_data": {"accountability": 1},
+    "date_mismatch": {"freshness": 1},
+}
+
+
+def penalise(page: PagePacket, key: str, answer: tuple[int, str]) -> tuple[int, str]:
+    """A dimension's answer lowered for the manipulation flagged on the page (never below 1)."""
+    kinds = [k for k in page.manipulation if key in MANIPULATION_PENALTIES.get(k, {})]
+    if not kinds:
+        return answer
+    points = sum(MANIPULATION_PENALTIES[k][key] for k in kinds)
+    score, why = answer
+    return max(1, score - points), f"{why} Lowered by {points} for manipulation: {', '.join(kinds)}."

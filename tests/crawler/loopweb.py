@@ -2,7 +2,9 @@
 
 A small HTTP/1.1 server on asyncio streams (keep-alive, no framework), so that it can misbehave
 on purpose: hang, reset the connection, lie about the charset, send a gzip bomb. Every host
-serves the same routes; ``hits`` counts requests per (host, path). Run as a script for the bench:
+serves the same routes; ``hits`` counts requests per (host, path), and ``in_flight``/``max_in_flight``
+count the requests being answered at each host (from the request line read to the response drained):
+what a politeness limit looks like from the server's side. Run as a script for the bench:
 ``python tests/crawler/loopweb.py --hosts 127.0.0.2,... --port P --latency 0.2 --pages DIR``.
 """
 
@@ -98,6 +100,7 @@ class LoopbackWeb:
         latency_s: Delay before every response (the bench's injected latency).
         pages: Bodies served at ``/page/<n>`` (cycled); default synthetic articles.
         probe_host: Host the JS page's ``fetch()`` probes (a loopback host the crawl must refuse).
+        crawl_delays: robots.txt ``Crawl-delay`` (seconds) announced by some hosts.
     """
 
     def __init__(
@@ -107,12 +110,17 @@ class LoopbackWeb:
         latency_s: float = 0.0,
         pages: list[bytes] | None = None,
         probe_host: str = "127.0.0.9",
+        crawl_delays: dict[str, float] | None = None,
     ):
         self.hosts, self.port, self.latency_s = hosts, port, latency_s
         self.pages = pages or [article(f"Article {i}", 120) for i in range(20)]
         self.probe_host = probe_host
+        self.crawl_delays = crawl_delays or {}
         self.hits: Counter[tuple[str, str]] = Counter()
         self.times: dict[tuple[str, str], list[float]] = {}  # monotonic arrival times per (host, path)
+        self.authorizations: list[str] = []  # Authorization headers received (a crawl must send none)
+        self.in_flight: Counter[str] = Counter()  # requests being answered now, per host
+        self.max_in_flight: Counter[str] = Counter()  # the most at once, per host
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._servers: list[asyncio.AbstractServer] = []
@@ -185,12 +193,22 @@ class LoopbackWeb:
                 request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
                 _method, target, _version = request_line.split(" ", 2)
                 path = target.split("?", 1)[0]
+                self.authorizations += [
+                    line.decode("latin-1")
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"authorization:")
+                ]
                 self.hits[(host, path)] += 1
                 self.times.setdefault((host, path), []).append(time.monotonic())
-                if self.latency_s:
-                    await asyncio.sleep(self.latency_s)
-                keep = await self._route(host, path, writer)
-                await writer.drain()
+                self.in_flight[host] += 1
+                self.max_in_flight[host] = max(self.max_in_flight[host], self.in_flight[host])
+                try:
+                    if self.latency_s:
+                        await asyncio.sleep(self.latency_s)
+                    keep = await self._route(host, path, writer)
+                    await writer.drain()
+                finally:
+                    self.in_flight[host] -= 1
                 if not keep:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError, ValueError):
@@ -213,7 +231,9 @@ class LoopbackWeb:
     async def _route(self, host: str, path: str, writer: asyncio.StreamWriter) -> bool:
         send, hits = self._send, self.hits[(host, path)]
         if path == "/robots.txt":
-            return send(writer, "200 OK", b"User-agent: *\nDisallow: /private/\n", "text/plain")
+            delay = f"Crawl-delay: {self.crawl_delays[host]:g}\n" if host in self.crawl_delays else ""
+            robots = f"User-agent: *\n{delay}Disallow: /private/\n".encode()
+            return send(writer, "200 OK", robots, "text/plain")
         if path.startswith("/page/"):
             index = int(path.rsplit("/", 1)[-1] or 0)
             return send(writer, "200 OK", self.pages[index % len(self.pages)])
@@ -260,6 +280,8 @@ class LoopbackWeb:
             return self._redirect(writer, "http://169.254.169.254/latest/meta-data/")
         if path == "/redirect-private":
             return self._redirect(writer, "http://10.0.0.1/admin")
+        if path == "/redirect-credentials":
+            return self._redirect(writer, f"http://user:hunter2@{host}:{self.port}/article/after-credentials")
         if path == "/redirect-probe":
             return self._redirect(writer, f"http://{self.probe_host}:{self.port}/secret")
         if path == "/gzip-bomb":

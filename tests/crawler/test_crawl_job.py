@@ -14,6 +14,7 @@ from crawler.storage import RunStore
 from jobs.cli import main
 from jobs.crawl import crawl_run
 from tests.crawler.conftest import loopback_config
+from tests.crawler.loopweb import LoopbackWeb
 
 A, B = "127.0.0.4", "127.0.0.5"
 
@@ -123,3 +124,26 @@ def test_cli_rejects_bad_url_file(tmp_path, capsys):
         main(["crawl", "--run", str(tmp_path / "run"), "--urls", str(ok_urls), "--config", str(config)]) == 2
     )
     assert "limits.max_bytes" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_host_spanning_shards_keeps_its_limit_across_the_cluster(local_ray, tmp_path):
+    """Four shards of one host on a 2-CPU Ray run one after another; the other hosts run beside them."""
+    hot, others = "127.0.2.1", ["127.0.2.2", "127.0.2.3"]
+    web = LoopbackWeb([hot, *others], latency_s=0.1).start()
+    try:
+        urls = [web.url(hot, f"/page/{i}") for i in range(24)]
+        urls += [web.url(host, f"/article/{i}") for host in others for i in range(6)]
+        config = loopback_config(
+            shard_size=6, network={"allowlist": ["127.0.2.0/24"]}, politeness={"per_host_concurrency": 2}
+        )
+        summary = crawl_run(str(tmp_path / "run"), urls, config)
+    finally:
+        web.stop()
+    assert summary["statuses"] == {"ok": 36} and summary["shards"] == 6
+    assert max(web.max_in_flight.values()) <= 2, dict(web.max_in_flight)
+    busiest = summary["busiest_hosts"][0]
+    assert busiest["host"] == hot and busiest["urls"] == 24 and busiest["shards"] == 4
+    assert busiest["requests"] >= 24 + 4  # its pages and a robots.txt per shard
+    hosts = RunStore(str(tmp_path / "run")).read_json("crawl/hosts.json")
+    assert {row["host"] for row in hosts} == {hot, *others} and summary["hosts"] == 3

@@ -52,6 +52,9 @@ def crawl(web, tmp_path_factory):
         web.url(B, "/article/2?utm_source=x"),
     ]
     urls += [
+        f"http://user:hunter2@{A}:{web.port}/article/with-credentials",
+        web.url(A, "/redirect-credentials"),
+        web.url(A, "/article/" + "x" * 2100),
         "http://127.0.0.9:1/secret",
         "http://10.0.0.1/",
         "ftp://example.com/file",
@@ -69,7 +72,7 @@ def test_one_record_per_url_key(crawl):
     table, shard = crawl["table"], crawl["shard"]
     assert table.schema.equals(PAGE_SCHEMA)
     keys = table.column("url_key").to_pylist()
-    assert len(keys) == len(set(keys)) == len(shard.entries) == len(EXPECTED) + 5
+    assert len(keys) == len(set(keys)) == len(shard.entries) == len(EXPECTED) + 8
     assert set(table.column("status").to_pylist()) <= set(PAGE_STATUSES)
     assert crawl["summary"]["parts"] >= 4  # flushed every 7 records
 
@@ -140,3 +143,21 @@ def test_raw_responses_in_warc(crawl):
 def test_rerun_of_a_done_shard_is_skipped(crawl):
     again = run_shard(crawl["shard"], crawl["run"], loopback_config())
     assert again == crawl["summary"]
+
+
+def test_credentials_are_neither_stored_nor_sent(crawl):
+    web, table = crawl["web"], crawl["table"]
+    stored = str(table.select(["url", "original_urls", "final_url", "redirect_chain", "error"]).to_pylist())
+    assert "hunter2" not in stored and "user:" not in stored
+    assert crawl["rows"][web.url(A, "/article/with-credentials")]["status"] == "ok"
+    redirected = crawl["rows"][web.url(A, "/redirect-credentials")]
+    assert redirected["status"] == "ok", redirected["error"]
+    assert redirected["final_url"] == web.url(A, "/article/after-credentials")
+    assert web.hits[(A, "/article/with-credentials")] == 1
+    assert web.authorizations == []
+
+
+def test_over_long_url_ends_with_its_reason(crawl):
+    row = crawl["rows"][crawl["web"].url(A, "/article/" + "x" * 2100)]
+    assert row["status"] == "error"
+    assert row["error"].startswith("URL too long: 2") and "max_url_chars (2083)" in row["error"]

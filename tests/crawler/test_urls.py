@@ -1,6 +1,6 @@
 import pytest
 
-from crawler.urls import InvalidURL, canonicalize_url, url_key
+from crawler.urls import InvalidURL, canonicalize_url, strip_credentials, url_key
 
 
 @pytest.mark.parametrize(
@@ -18,6 +18,7 @@ from crawler.urls import InvalidURL, canonicalize_url, url_key
         ("https://example.com/a%2fb", "https://example.com/a%2Fb"),
         ("https://bücher.de/", "https://xn--bcher-kva.de/"),
         ("  https://example.com/?  ", "https://example.com/"),
+        ("https://user:pa%40ss@Example.com:443/x", "https://example.com/x"),
         ("http://[::1]:8080/x", "http://[::1]:8080/x"),
     ],
 )
@@ -43,3 +44,17 @@ def test_url_key_is_stable_across_spellings():
 def test_invalid_urls(bad):
     with pytest.raises(InvalidURL):
         canonicalize_url(bad)
+
+
+@pytest.mark.parametrize(
+    ("raw", "stripped"),
+    [
+        ("https://user:secret@example.com/a?b=1", "https://example.com/a?b=1"),
+        ("ftp://anonymous@files.example.org/pub", "ftp://files.example.org/pub"),
+        ("http://a:b@c@example.com:8080/", "http://example.com:8080/"),
+        ("https://example.com/path@with-at", "https://example.com/path@with-at"),
+        ("not a url", "not a url"),
+    ],
+)
+def test_strip_credentials(raw, stripped):
+    assert strip_credentials(raw) == stripped

@@ -63,8 +63,8 @@ def test_interval_width_matches_the_normal_approximation() -> None:
 
 
 def test_paired_replicates_separate_a_small_constant_gap() -> None:
-    # B is A + 0.5 on every query while queries vary a lot: the intervals overlap (a tie by the
-    # interval rule) but the paired bootstrap says B beats A in every replicate.
+    # B is A + 0.5 on every query while queries vary a lot: the systems' own intervals overlap, but
+    # the paired bootstrap says B beats A in every replicate, so they are not tied.
     base = np.random.default_rng(5).normal(70, 15, size=60)
     rows = [("A", f"q{i}", float(v), 3.0) for i, v in enumerate(base)]
     rows += [("B", f"q{i}", float(v) + 0.5, 3.0) for i, v in enumerate(base)]
@@ -73,9 +73,11 @@ def test_paired_replicates_separate_a_small_constant_gap() -> None:
     assert pw.loc[("A", "B"), "p_a_beats_b"] == 0.0
     assert pw.loc[("B", "A"), "mean_diff"] == pytest.approx(0.5)
     assert pw.loc[("B", "A"), "diff_ci_low"] == pytest.approx(0.5)
-    assert bool(pw.loc[("B", "A"), "intervals_overlap"])
-    iv = system_intervals(_sources(rows), n_boot=500)
-    assert tied_with(iv).tolist() == ["B", "A"]
+    iv = system_intervals(_sources(rows), n_boot=500).set_index("model_name")
+    assert iv.loc["A", "weighted_ci_high"] > iv.loc["B", "weighted_ci_low"]  # own intervals overlap
+    assert not pw.loc[("B", "A"), "tied"] and not pw.loc[("A", "B"), "tied"]
+    systems, reps = bootstrap_replicates(_sources(rows), "weighted_total_content_score", n_boot=500)
+    assert tied_with(systems, reps, 0.95) == ["", ""]
 
 
 def test_equal_systems_win_half_and_far_systems_are_not_tied() -> None:
@@ -85,8 +87,9 @@ def test_equal_systems_win_half_and_far_systems_are_not_tied() -> None:
     pw = pairwise_win_probability(df, n_boot=300).set_index(["system_a", "system_b"])
     assert pw.loc[("x", "y"), "p_a_beats_b"] == 0.5
     assert pw.loc[("z", "x"), "p_a_beats_b"] == 1.0
-    assert not pw.loc[("z", "x"), "intervals_overlap"]
-    assert tied_with(system_intervals(df, n_boot=300)).tolist() == ["y", "x", ""]
+    assert not pw.loc[("z", "x"), "tied"] and pw.loc[("x", "y"), "tied"]
+    systems, reps = bootstrap_replicates(df, "weighted_total_content_score", n_boot=300)
+    assert tied_with(systems, reps, 0.95) == ["y", "x", ""]
 
 
 def test_seeded_on_a_paper_sized_run() -> None:

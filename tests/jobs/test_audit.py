@@ -28,23 +28,6 @@ STAGES = ("inputs", "crawl", "judge", "scores", "reduce", "report")
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    """One in-process local Ray for the module (the audit joins it), shut down at the end."""
-    import os
-
-    import ray
-
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    if ray.is_initialized():  # an earlier test module left its Ray running: join it
-        yield
-        return
-    ray.init(num_cpus=4, include_dashboard=False)
-    yield
-    ray.shutdown()
-
-
 def demo_config(run: Path, *overrides: str):
     # Paths in the demo config are relative to the repository root.
     return load_config(

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from jobs.collectors import KeyRing, links_in_text, parse_answer, retry_after_seconds
+from jobs.collectors import KeyRing, links_in_text, parse_answer
 from jobs.collectors.client import request_body
 from jobs.collectors.systems import EndpointSystem
 
@@ -93,13 +92,6 @@ def test_responses_incomplete_reason_and_reasoning_items():
 def test_malformed_bodies_raise_value_error(raw, api):
     with pytest.raises(ValueError):
         parse_answer(raw, api)
-
-
-def test_retry_after_forms():
-    assert retry_after_seconds(httpx.Headers({"Retry-After": "3"})) == 3.0
-    assert retry_after_seconds(httpx.Headers({"retry-after-ms": "250", "Retry-After": "9"})) == 0.25
-    assert retry_after_seconds(httpx.Headers({"Retry-After": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0.0
-    assert retry_after_seconds(httpx.Headers({})) is None
 
 
 def test_request_bodies_for_each_api_and_search_mode():

@@ -24,8 +24,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory):
-    from judge.serve import openai_server
-    from judge.tiny_model import build_tiny_qwen2
+    from tests.support.serve import openai_server
+    from tests.support.tiny_model import build_tiny_qwen2
 
     root = tmp_path_factory.mktemp("vllm")
     model = build_tiny_qwen2(root / "tiny-qwen2")

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from crawler.base import apply_override
 from crawler.config import CrawlConfig
 from crawler.errors import InputError
-from jobs.config import AuditConfig, apply_override, load_config
+from jobs.config import AuditConfig, load_config
 from judge.config import JudgeConfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -19,10 +20,11 @@ def test_demo_config_loads_with_the_components_own_types():
     config = load_config(str(REPO / "jobs" / "configs" / "demo.yaml"))
     assert isinstance(config.crawl, CrawlConfig) and isinstance(config.judge, JudgeConfig)
     assert config.judge.engine == "signals"
-    assert config.crawl.replay_warcs == ("jobs/demo/demo.warc.gz",)
+    assert config.crawl.replay_warcs == (str(REPO / "jobs/demo/demo.warc.gz"),)  # relative to the file
+    assert config.store.run == str(REPO / "runs" / "demo")
     assert len(config.inputs.citations) == 3 and config.scoring.top_k == 5
     for path in [config.inputs.queries, *config.inputs.citations, *config.crawl.replay_warcs]:
-        assert (REPO / path).is_file(), path
+        assert Path(path).is_file(), path
 
 
 def test_overrides_are_parsed_as_yaml_and_win_over_the_file(tmp_path):
@@ -41,7 +43,10 @@ def test_overrides_are_parsed_as_yaml_and_win_over_the_file(tmp_path):
     )
     assert config.judge.engine == "signals" and config.scoring.top_k == 3
     assert config.crawl.ray_resources == {"crawler": 1.0} and config.cluster.stream is False
-    assert config.inputs.citations == ["c.jsonl"]  # one path becomes a list
+    assert config.inputs.citations == [str(tmp_path / "c.jsonl")]  # one path becomes a list
+    assert config.store.run == str(tmp_path / "runs" / "a")  # paths in the file: relative to the file
+    flagged = load_config(str(path), ["store.run=runs/b", "inputs.citations=[d.jsonl]"])
+    assert flagged.store.run == "runs/b" and flagged.inputs.citations == ["d.jsonl"]  # --set: the cwd
     assert load_config(None, [*MINIMAL, "scoring.top_k=null"]).scoring.top_k is None
 
 

@@ -302,7 +302,7 @@ def test_cli_module_entry_point(corpus, tmp_path):
         str(tmp_path / "lb"),
     ]
     for name, path in corpus["paths"].items():
-        args += ["--run", f"{name}={path}"]
+        args += ["--scores", f"{name}={path}"]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -13,8 +13,8 @@ import pytest
 
 from crawler.schema import PAGE_SCHEMA
 from crawler.storage import RunStore
-from judge.sample_pages import sample_page_records
-from judge.tiny_model import build_tiny_qwen2
+from tests.support.sample_pages import sample_page_records
+from tests.support.tiny_model import build_tiny_qwen2
 
 QUERIES = (
     ("q1", "When was the article published and who wrote it?"),
@@ -91,7 +91,7 @@ def vllm_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory):
 
     Yields ``(base_url, served_model_name)``. Started once per module; killed at teardown.
     """
-    from judge.serve import STRUCTURED_OUTPUTS, openai_server
+    from tests.support.serve import STRUCTURED_OUTPUTS, openai_server
 
     log_path = tmp_path_factory.mktemp("vllm-serve") / "serve.log"
     extra = ["--enable-prompt-tokens-details", "--structured-outputs-config", STRUCTURED_OUTPUTS]

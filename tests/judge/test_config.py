@@ -32,7 +32,7 @@ def test_bad_values_name_the_file_and_field(tmp_path):
         JudgeConfig.from_yaml(path)
     assert err.value.field == "openai.concurrency" and str(path) in str(err.value)
     path.write_text("judge: [unclosed\n")
-    with pytest.raises(InputError, match="not valid YAML"):
+    with pytest.raises(InputError, match="malformed YAML"):
         JudgeConfig.from_yaml(path)
     with pytest.raises(InputError, match="unknown_field|Extra inputs"):
         JudgeConfig.from_dict({"unknown_field": 1})

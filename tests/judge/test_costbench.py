@@ -1,50 +1,149 @@
-"""``sourcebench costbench``: a sample judged apart from the run, tokens per page, 1M-page projection."""
+"""``sourcebench costbench``: samples judged apart from the run, steady-state rates, per-engine units."""
 
 from __future__ import annotations
 
 import json
 
-import pyarrow as pa
 import pyarrow.csv as pacsv
+import pytest
+import yaml
 
 from jobs.cli import main
-from jobs.costbench import project
+from jobs.costbench import CostbenchOptions, project, split_by_length
+from judge.cost import GpuThroughput, SteadyState
 from judge.run import read_judgments
-from judge.schema import JUDGMENT_SCHEMA
 from tests.judge.conftest import requests_for
 
 
-def _judgments(pages: int, prompt: int, cached: int, output: int) -> pa.Table:
-    rows = [
-        {"judgment_key": f"{p}{s}", "url_key": f"p{p}", "query_id": "q1", "stage": s, "status": "scored",
-         "prompt_tokens": prompt, "cached_prompt_tokens": cached, "output_tokens": output, "latency_s": 0.1}
-        for p in range(pages) for s in ("content", "meta", "layout")
-    ]  # fmt: skip
-    return pa.Table.from_pylist(rows, schema=JUDGMENT_SCHEMA)
+def _keys(value) -> set[str]:
+    """Every key of a nested JSON value."""
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
 
 
-def test_projection_from_measured_tokens_and_wall_time():
-    table = _judgments(pages=10, prompt=1000, cached=600, output=50)
-    prices = {"gpu_hour": 2.0, "input": 1.0, "cached": 0.5, "output": 4.0}
-    report = project(table, wall_s=36.0, gpus=2, prices=prices)
-    assert report["pages"] == 10 and report["queries_per_page"] == 1.0
-    expected = {"prompt_tokens": 3000.0, "cached_prompt_tokens": 1800.0, "prefill_tokens": 1200.0}
-    assert report["tokens_per_page"]["total"] == {**expected, "output_tokens": 150.0}
-    assert report["tokens_per_page"]["meta"]["prefill_tokens"] == 400.0
-    assert report["prefix_cache_hit_rate"] == 0.6
+def _options(**changes) -> CostbenchOptions:
+    base = {
+        "sample": [10, 20], "warmup": 2, "workers": 4, "gpus": 2.0, "gpus_per_node": 8, "cpus_per_node": 96,
+        "compare_layouts": False, "core_hour_price": None, "gpu_hour_price": 3.0, "price_per_1m_input": 1.0,
+        "price_per_1m_cached": 0.5, "price_per_1m_output": 4.0, "rate_limit_rpm": 600.0,
+        "rate_limit_tpm": 1e6, "gpu": GpuThroughput(),
+    }  # fmt: skip
+    return CostbenchOptions(**{**base, **changes})
+
+
+USAGE = {
+    "judgments_per_page": 6.0,
+    "tokens_per_page": {
+        "total": {"prompt_tokens": 6000.0, "cached_prompt_tokens": 4000.0, "prefill_tokens": 2000.0,
+                  "output_tokens": 600.0},
+    },
+}  # fmt: skip
+STATE = SteadyState(seconds_per_page=0.36, per_size=(0.35, 0.37), spread=0.056, start_s=90.0, per_run_s=30.0)
+
+
+def test_vllm_reports_gpu_and_node_hours_with_one_start_per_worker():
+    report = project("vllm", STATE, USAGE, _options())
     per_1m = report["per_1m_pages"]
-    assert per_1m["gpu_hours"] == 36.0 / 3600 * 2 * 100_000  # 10 pages -> 1M is x100,000
-    assert per_1m["cost_gpu"] == per_1m["gpu_hours"] * 2.0
-    # 1M pages: 1.2e9 prefilled x $1 + 1.8e9 cached x $0.5 + 1.5e8 output x $4, per 1M tokens
-    assert per_1m["cost_tokens"] == 1200 + 900 + 600
+    assert report["unit"] == "gpu_hours"
+    assert per_1m["steady_gpu_hours"] == 100.0  # 0.36 GPU-s x 1M / 3600
+    assert per_1m["start_gpu_hours"] == 0.1  # 4 workers x 90 s
+    assert per_1m["gpu_hours"] == 100.1 and per_1m["node_hours"] == round(100.1 / 8, 3)
+    assert per_1m["node_cpu_core_hours"] == round(100.1 / 8 * 96, 3)
+    assert per_1m["cost"] == round(100.1 * 3.0, 3)
+    assert per_1m["prefill_tokens"] == 2_000_000_000
+    # 2,000 prefilled tokens at 30k/s + 600 output tokens at 4.5k/s, per page
+    assert per_1m["projected_gpu_hours"] == round((2000 / 30_000 + 600 / 4_500) * 1e6 / 3600, 3)
+    assert set(per_1m) <= set(report["counts"]) | {"prompt_tokens", "cached_prompt_tokens", "output_tokens",
+                                                    "steady_gpu_hours", "start_gpu_hours"}  # fmt: skip
 
 
-def test_cli_judges_a_sample_apart_from_the_run(tmp_path, run_uri, page_records, capsys):
+def test_openai_reports_money_and_hours_at_the_rate_limit():
+    report = project("openai", STATE, USAGE, _options())
+    per_1m = report["per_1m_pages"]
+    assert report["unit"] == "cost" and "gpu_hours" not in per_1m
+    # per page: 2,000 prefilled x 1 + 4,000 cached x 0.5 + 600 output x 4, per 1M tokens
+    assert per_1m["cost"] == (2000 + 2000 + 2400) / 1e6 * 1e6
+    assert per_1m["requests"] == 6_000_000
+    # 6M requests at 600/min = 166.7 h; 6.6e9 tokens at 1M/min = 110 h: requests bind
+    assert per_1m["bound_by"] == "requests_per_minute" and per_1m["hours_at_rate_limit"] == 166.667
+    assert report["measured_rate"]["requests_per_minute"] == 1000.0  # 6 requests per 0.36 s
+
+
+def test_split_by_length_gives_each_group_the_same_mix():
+    keys = [f"k{i:02d}" for i in range(30)]
+    lengths = {k: i * 100 for i, k in enumerate(keys)}
+    groups = split_by_length(keys, lengths, [5, 10, 15])
+    assert [len(g) for g in groups] == [5, 10, 15]
+    means = [sum(lengths[k] for k in g) / len(g) for g in groups]
+    assert max(means) - min(means) < 0.1 * max(means)
+
+
+def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_records, capsys):
     path = tmp_path / "requests.csv"
     pacsv.write_csv(requests_for(page_records), path)
-    args = ["costbench", "--run", run_uri, "--requests", str(path), "--sample", "5"]
-    assert main([*args, "--gpu-hour-price", "1.0"]) == 0
+    args = ["costbench", "--run", run_uri, "--requests", str(path), "--warmup", "3", "--sample", "8", "16"]
+    assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["engine"] == "signals" and report["pages"] == 5 and report["judgments"] == 5 * 2 * 3
-    assert read_judgments(f"{run_uri}/costbench/sample").num_rows == 30
+    assert report["engine"] == "signals" and report["unit"] == "cpu_core_hours"
+    assert set(report["per_1m_pages"]) == {"cpu_core_hours", "steady_cpu_core_hours", "start_cpu_core_hours"}
+    assert not any("gpu" in key for key in _keys(report))
+    assert "CPU seconds" in report["steady_state"]["measured"]
+    # Two sample sizes agree on the steady rate; the warm-up carried the model load.
+    by_size = report["steady_state"]["seconds_per_page_by_size"]
+    assert list(by_size) == ["8", "16"]
+    rates = [1 / s for s in by_size.values()]
+    assert max(rates) / min(rates) <= 1.25, by_size
+    assert report["steady_state"]["start_s"] > 0  # importing and loading MiniLM
+    assert [run["pages"] for run in report["runs"]] == [3, 3, 8, 16]
+    assert read_judgments(f"{run_uri}/costbench/sample/signals/pages-16").num_rows == 16 * 2 * 3
     assert not (tmp_path / "run" / "judgments").exists()  # the run's own judgments are untouched
+    assert main(args) == 2  # the label is taken: a rerun would time nothing
+    assert "--label" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [(["--sample", "10"], "sample"), (["--engine", "signals", "--compare-layouts"], "--compare-layouts"),
+     (["--sample", "30", "60"], "--sample")],
+)  # fmt: skip
+def test_bad_options_exit_2_naming_the_flag(tmp_path, run_uri, page_records, capsys, extra, field):
+    path = tmp_path / "requests.csv"
+    pacsv.write_csv(requests_for(page_records), path)
+    assert main(["costbench", "--run", run_uri, "--requests", str(path), *extra]) == 2
+    assert field in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_compare_layouts_times_paper_and_shared_on_the_same_pages(
+    tmp_path, run_uri, page_records, vllm_server, capsys
+):
+    base_url, model = vllm_server
+    requests, config = tmp_path / "requests.csv", tmp_path / "judge.yaml"
+    pacsv.write_csv(requests_for(page_records), requests)
+    config.write_text(yaml.safe_dump({
+        "engine": "openai",
+        "openai": {"base_url": base_url, "model": model, "api_key_env": "SB_TEST_KEY", "concurrency": 4},
+        "prompts": {"current_date": "2026-01-25", "token_budget": 6000, "justification_max_chars": 100},
+        "sampling": {"max_tokens": 1024},
+    }))  # fmt: skip
+    args = ["costbench", "--run", run_uri, "--requests", str(requests), "--config", str(config),
+            "--warmup", "1", "--sample", "2", "4", "--compare-layouts", "--price-per-1m-input", "0.4",
+            "--rate-limit-rpm", "600"]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    paper, shared = report["layouts"]["paper"], report["layouts"]["shared"]
+    assert paper["prompt_layout"] == "paper" and shared["prompt_layout"] == "shared"
+    assert [r["pages"] for r in paper["runs"]] == [r["pages"] for r in shared["runs"]] == [1, 1, 2, 4]
+    for name in ("cold", "warm", "pages-2", "pages-4"):  # the same pages in both layouts
+        keys = [set(read_judgments(f"{run_uri}/costbench/sample/{layout}/{name}")["url_key"].to_pylist())
+                for layout in ("paper", "shared")]  # fmt: skip
+        assert keys[0] == keys[1]
+    ratios = report["shared_over_paper"]
+    prefill = [r["tokens_per_page"]["total"]["prefill_tokens"] for r in (shared, paper)]
+    assert ratios["prefill_tokens"] == round(prefill[0] / prefill[1], 4) < 1.0  # the page prefix is reused
+    assert ratios["wall_s"] > 0 and ratios["steady_seconds_per_page"] > 0
+    assert shared["unit"] == "cost" and shared["per_1m_pages"]["bound_by"] == "requests_per_minute"
+    assert shared["measured_rate"]["requests_per_minute"] > 0

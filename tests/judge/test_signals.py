@@ -98,10 +98,11 @@ def test_bad_domain_list_names_file_line_and_field(tmp_path):
 
 def test_freshness_follows_update_then_publication_date():
     today = dt.date(2026, 1, 25)
-    page = PagePacket(
-        "k", "https://x.org", "text", "h", published_date="2015-01-01", modified_date="2025-10-01"
-    )
+    dates = {"published_date": "2015-01-01", "modified_date": "2025-10-01"}
+    page = PagePacket("k", "https://x.org", "Posted 2015. Updated: October 1, 2025.", "h", **dates)
     assert freshness(page, today)[0] == 5
+    # a dateModified that the visible page does not announce leaves an old page old
+    assert freshness(PagePacket("k", "https://x.org", "Posted 2015.", "h", **dates), today)[0] == 2
     assert freshness(PagePacket("k", "u", "t", "h", published_date="2024-06-01"), today)[0] == 4
     assert freshness(PagePacket("k", "u", "t", "h", published_date="2012-06-01"), today)[0] == 2
     assert freshness(PagePacket("k", "u", "t", "h"), today)[0] == 3

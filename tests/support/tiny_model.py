@@ -9,7 +9,7 @@ like any Hugging Face model directory.
 
 Usage::
 
-    from judge.tiny_model import build_tiny_qwen2
+    from tests.support.tiny_model import build_tiny_qwen2
     model_dir = build_tiny_qwen2(tmp_path / "tiny-qwen2")
 """
 

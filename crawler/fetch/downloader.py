@@ -1,0 +1,103 @@
+"""Scrapy's downloader with per-host limits that hold, a Crawl-delay floor, and per-host timing.
+
+Scrapy 2.19 on the asyncio reactor does not keep ``CONCURRENT_REQUESTS_PER_DOMAIN``: its
+``Downloader._process_queue`` pops queued requests ``while slot.free_transfer_slots() > 0`` and
+schedules each download as an asyncio *task*; the task only adds its request to
+``slot.transferring`` once the loop runs it, so the loop pops the whole queue in one go (a loopback
+server saw 14-60 requests at once on one host with a limit of 2). ``HostSlotDownloader`` reserves the
+transfer slot before the task is scheduled, so a host never has more than its concurrency in flight.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from time import monotonic
+from typing import Any
+
+from scrapy.core.downloader import Downloader, Slot
+from scrapy.utils.asyncio import call_later
+from scrapy.utils.defer import _schedule_coro
+
+
+@dataclass
+class HostTiming:
+    """How long one host kept a shard busy.
+
+    Attributes:
+        requests: Requests sent to the host (robots.txt, retries and redirect hops included).
+        first_s: Monotonic time its first request was sent.
+        last_s: Monotonic time its last response (or failure) arrived.
+    """
+
+    requests: int = 0
+    first_s: float = 0.0
+    last_s: float = 0.0
+
+    @property
+    def active_s(self) -> float:
+        """Seconds from the host's first request to its last response in this shard."""
+        return max(0.0, self.last_s - self.first_s)
+
+
+class HostSlotDownloader(Downloader):
+    """``DOWNLOADER`` of a shard: per-host concurrency and delay as configured, plus Crawl-delay.
+
+    ``min_delays`` holds per-host delay floors (robots.txt ``Crawl-delay``): the slot's delay never
+    drops below it, whatever AutoThrottle decides.
+    """
+
+    def __init__(self, crawler: Any):
+        super().__init__(crawler)
+        self.min_delays: dict[str, float] = {}
+        self.timings: dict[str, HostTiming] = {}
+
+    def set_min_delay(self, host: str, seconds: float) -> None:
+        """Never send two requests to ``host`` less than ``seconds`` apart (from now on, no jitter)."""
+        self.min_delays[host] = max(seconds, self.min_delays.get(host, 0.0))
+        if host in self.slots:
+            self._apply_floor(self.slots[host], self.min_delays[host])
+
+    def _get_slot(self, request: Any, spider: Any = None) -> tuple[str, Slot]:
+        key, slot = super()._get_slot(request)
+        if key in self.min_delays:
+            self._apply_floor(slot, self.min_delays[key])
+        return key, slot
+
+    @staticmethod
+    def _apply_floor(slot: Slot, floor: float) -> None:
+        if slot.delay <= floor:
+            slot.delay, slot.jitter = floor, 0.0  # jitter would go below the floor half the time
+
+    def _process_queue(self, slot: Slot) -> None:
+        if slot.latercall:
+            return
+        now = monotonic()
+        delay = slot.download_delay()
+        if delay:
+            penalty = delay - now + slot.lastseen
+            if penalty > 0:
+                slot.latercall = call_later(penalty, self._latercall, slot)
+                return
+        while slot.queue and slot.free_transfer_slots() > 0:
+            slot.lastseen = now
+            request, queue_dfd = slot.queue.popleft()
+            slot.transferring.add(request)  # reserve now: the task below starts on a later loop turn
+            self._time(request, now, sent=True)
+            _schedule_coro(self._timed_download(slot, request, queue_dfd))
+            if delay:  # one request per delay: the next waits for its own turn
+                self._process_queue(slot)
+                break
+
+    async def _timed_download(self, slot: Slot, request: Any, queue_dfd: Any) -> None:
+        try:
+            await self._wait_for_download(slot, request, queue_dfd)
+        finally:
+            self._time(request, monotonic(), sent=False)
+
+    def _time(self, request: Any, now: float, sent: bool) -> None:
+        timing = self.timings.setdefault(request.meta.get(self.DOWNLOAD_SLOT, ""), HostTiming())
+        if sent:
+            timing.requests += 1
+            timing.first_s = timing.first_s or now
+        else:
+            timing.last_s = now

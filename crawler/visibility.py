@@ -1,0 +1,493 @@
+"""What a person cannot see: hidden elements found statically on the parsed tree and removed from it.
+
+One pass over the already parsed selectolax tree, before any text, metadata or signal is taken
+from it. Hidden means, decided statically (a render uses the browser's computed style instead,
+see ``crawler.fetch.render``):
+
+- ``display:none``, ``visibility:hidden`` or ``opacity:0`` in an inline style or in a top-level rule
+  of the page's own ``<style>`` (rules under ``@media`` and rules with pseudo-classes are not
+  applied: whether they hold depends on the viewport or on the reader's actions);
+- the ``hidden`` attribute, ``aria-hidden="true"``, ``<noscript>`` and ``<template>``;
+- a font size of at most 2px (0.2em/rem, 20 %); children that set their own size stay visible
+  (``font-size:0`` on a parent is a common way to remove gaps between inline blocks);
+- off-screen positioning (``left``/``top``/``text-indent``/``translate`` of -500px or further);
+- clipping to nothing (``clip: rect(0...)``, ``clip-path: inset(50%)``, or a 1px/0 box with
+  ``overflow:hidden``: the screen-reader-only pattern);
+- text coloured like its background, both stated in the page (inline, or in one rule that sets both).
+
+Long ``title`` attributes (tooltips) are recorded as hidden text too; they are not page text anyway.
+
+An element holding nearly all of the page's text is never removed: a page hidden as a whole is revealed
+by its scripts (anti-flicker snippets), which only a render can tell.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
+
+#: Kinds of hiding, as recorded in the page signals (``hidden_kinds``).
+HIDDEN_KINDS = (
+    "display_none",
+    "visibility_hidden",
+    "transparent",
+    "hidden_attribute",
+    "aria_hidden",
+    "noscript",
+    "tiny_font",
+    "off_screen",
+    "clipped",
+    "same_colour",
+    "title_attribute",
+)
+#: A ``title`` attribute (a tooltip) longer than this is text no reader sees unless hovering: recorded.
+_TITLE_CHARS = 120
+
+_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+_DECLARATION = re.compile(r"([a-z-]+)\s*:\s*([^;]+)")
+_LENGTH = re.compile(r"^(-?\d*\.?\d+)\s*(px|pt|em|rem|%|vw|vh)?$")
+_TRANSLATE = re.compile(r"translate(?:x|y|3d)?\(\s*(-\d+(?:\.\d+)?)(px|%|vw|em)")
+_FONT_SHORTHAND_SIZE = re.compile(r"(?:^|\s)(-?\d*\.?\d+(?:px|pt|em|rem|%))(?:/|\s)")
+_NAMED_COLOURS = {
+    "white": (255, 255, 255), "black": (0, 0, 0), "red": (255, 0, 0), "green": (0, 128, 0),
+    "blue": (0, 0, 255), "yellow": (255, 255, 0), "gray": (128, 128, 128), "grey": (128, 128, 128),
+    "silver": (192, 192, 192), "navy": (0, 0, 128), "whitesmoke": (245, 245, 245),
+    "snow": (255, 250, 250), "ivory": (255, 255, 240),
+}  # fmt: skip
+_HEX = re.compile(r"#([0-9a-f]{3}|[0-9a-f]{6})\b")
+_RGB = re.compile(r"rgba?\(\s*(\d+)[\s,]+(\d+)[\s,]+(\d+)(?:[\s,/]+([\d.]+%?))?")
+_SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "meta", "link", "title"})
+#: An element holding more than this share of the page's text is the page itself, hidden until a script
+#: reveals it (Vue's ``v-cloak``, anti-flicker snippets): only a render can tell, so it is kept.
+_WHOLE_PAGE = 0.8
+#: Colours closer than this (sum of channel differences) read as the same to a person.
+_SAME_COLOUR = 30
+
+
+@dataclass
+class HiddenFragment:
+    """One removed element: why it was hidden and the text it held."""
+
+    kind: str
+    text: str
+    chrome: bool
+    """Inside navigation, a dialog, a cookie notice or a screen-reader label: hidden for a reason."""
+
+
+@dataclass
+class HiddenText:
+    """What the visibility pass removed from a page."""
+
+    fragments: list[HiddenFragment] = field(default_factory=list)
+    removed: bool = False
+    """Whether text was removed from the tree (then the page must be serialised again)."""
+
+    @property
+    def chars(self) -> int:
+        return sum(len(f.text) for f in self.fragments)
+
+    def kinds(self) -> list[str]:
+        """Kinds that hid some text, in ``HIDDEN_KINDS`` order."""
+        found = {f.kind for f in self.fragments if f.text.strip()}
+        return [kind for kind in HIDDEN_KINDS if kind in found]
+
+    def text(self, include_chrome: bool = False) -> str:
+        """The hidden text, one fragment a line (only content-like fragments unless asked)."""
+        return "\n".join(
+            f.text for f in self.fragments if f.text.strip() and (include_chrome or not f.chrome)
+        )
+
+
+def _declarations(style: str) -> dict[str, str]:
+    return {name: value.strip().lower() for name, value in _DECLARATION.findall(style.lower())}
+
+
+def _length(value: str) -> tuple[float, str] | None:
+    match = _LENGTH.match(value.replace("!important", "").strip())
+    if not match:
+        return None
+    return float(match.group(1)), match.group(2) or "px"
+
+
+def _tiny_font(value: str | None) -> bool | None:
+    """True for a near-zero font size, False for a stated visible size, None when no size is stated."""
+    if value is None:
+        return None
+    size = _length(value)
+    if size is None:
+        return False
+    number, unit = size
+    limit = {"px": 2.0, "pt": 1.5, "em": 0.2, "rem": 0.2, "%": 20.0, "vw": 0.15, "vh": 0.15}[unit]
+    return number <= limit
+
+
+def _resets_size(value: str | None) -> bool:
+    """Whether a font size makes text visible again inside a near-zero parent: a visible size in an
+    absolute unit or a keyword ("em", "%", "inherit" and "smaller" scale the parent's zero)."""
+    if value is None or _tiny_font(value):
+        return False
+    size = _length(value)
+    if size is None:
+        return value.replace("!important", "").strip() not in ("inherit", "unset", "smaller", "larger")
+    return size[1] not in ("em", "%")
+
+
+def _font_size(decl: dict[str, str]) -> str | None:
+    if "font-size" in decl:
+        return decl["font-size"]
+    shorthand = _FONT_SHORTHAND_SIZE.search(decl.get("font", "") + " ")
+    return shorthand.group(1) if shorthand else None
+
+
+def _far_negative(value: str | None) -> bool:
+    size = _length(value) if value else None
+    return bool(
+        size and size[0] <= (-500 if size[1] in ("px", "pt") else -50 if size[1] in ("em", "rem") else -99)
+    )
+
+
+def _colour(value: str | None) -> tuple[int, int, int] | None:
+    """An opaque RGB colour from a CSS value (transparent or semi-transparent: None)."""
+    if not value:
+        return None
+    value = value.replace("!important", "").strip()
+    if value in _NAMED_COLOURS:
+        return _NAMED_COLOURS[value]
+    if match := _HEX.search(value):
+        digits = match.group(1)
+        if len(digits) == 3:
+            digits = "".join(c * 2 for c in digits)
+        return int(digits[0:2], 16), int(digits[2:4], 16), int(digits[4:6], 16)
+    if match := _RGB.search(value):
+        alpha = match.group(4)
+        if alpha and (float(alpha.rstrip("%")) / (100 if alpha.endswith("%") else 1)) < 0.9:
+            return None
+        return int(match.group(1)), int(match.group(2)), int(match.group(3))
+    return None
+
+
+def _background(decl: dict[str, str]) -> tuple[int, int, int] | None:
+    value = decl.get("background-color") or decl.get("background")
+    if value and ("url(" in value or "gradient" in value):
+        return None
+    return _colour(value)
+
+
+def hiding_kind(decl: dict[str, str]) -> str | None:
+    """Why declarations hide an element (one of ``HIDDEN_KINDS``), or None. ``tiny_font`` and
+    ``same_colour`` are decided elsewhere (they depend on descendants and ancestors)."""
+    if decl.get("display", "").startswith("none"):
+        return "display_none"
+    if decl.get("visibility", "").startswith(("hidden", "collapse")):
+        return "visibility_hidden"
+    opacity = _length(decl["opacity"]) if "opacity" in decl else None
+    if opacity and opacity[0] <= (5 if opacity[1] == "%" else 0.05):
+        return "transparent"
+    positioned = decl.get("position", "").startswith(("absolute", "fixed"))
+    if (
+        positioned and any(_far_negative(decl.get(side)) for side in ("left", "top", "right"))
+    ) or _far_negative(decl.get("text-indent")):
+        return "off_screen"
+    translate = _TRANSLATE.search(decl.get("transform", ""))
+    if translate and float(translate.group(1)) <= (-500 if translate.group(2) == "px" else -99):
+        return "off_screen"
+    clip = decl.get("clip", "") + decl.get("clip-path", "")
+    if (positioned and re.search(r"rect\(\s*0|inset\(\s*(?:50|100)%", clip)) or (
+        decl.get("overflow", "").startswith("hidden")
+        and any(
+            (_length(decl.get(side, "")) or (9.0, ""))[0] <= 1 for side in ("height", "width", "max-height")
+        )
+    ):
+        return "clipped"
+    return None
+
+
+# The stylesheet patterns run on lower-cased CSS without re.IGNORECASE (which turns off the regex
+# engine's literal-prefix scan: 8x slower on a megabyte of CSS).
+#: Declarations that may hide an element (a quick scan; each hit is then read with its whole rule).
+_TRIGGER = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)|opacity\s*:\s*0*(?:\.0\d*)?\s*(?:[;}!]|$)"
+    r"|font-size\s*:\s*(?:0+(?:\.\d*)?[a-z%]*|[0-2](?:\.\d+)?(?:px|pt)|1?\d(?:\.\d+)?%)\s*(?:[;}!]|$)"
+    r"|:\s*-\d{3,}|clip|overflow\s*:\s*hidden|translate[xyz3d]*\(\s*-\d{3,}"
+)
+_FONT_SIZE = re.compile(r"font-size\s*:")
+#: A rule that states both a text colour and a background.
+_COLOUR_AND_BACKGROUND = re.compile(
+    r"(?<![-\w])color\s*:[^;{}]*;[^{}]*?background(?:-color)?\s*:|background(?:-color)?\s*:[^;{}]*;[^{}]*?(?<![-\w])color\s*:"
+)
+
+
+def _rules_at(css: str, low: str, pattern: re.Pattern[str]) -> Iterator[tuple[list[str], dict[str, str]]]:
+    """(static selectors, declarations) of each top-level rule in which ``pattern`` matches the
+    lower-cased CSS ``low``; rules inside at-rule blocks (``@media``, ``@supports``) are skipped."""
+    depth = 0
+    scanned = 0
+    last_body = -1
+    for match in pattern.finditer(low):
+        body_start = css.rfind("{", 0, match.start())
+        if body_start < 0 or body_start == last_body:
+            continue
+        last_body = body_start
+        depth += css.count("{", scanned, body_start + 1) - css.count("}", scanned, body_start + 1)
+        scanned = body_start + 1
+        body_end = css.find("}", match.start())
+        if depth != 1 or (0 <= css.find("{", body_start + 1, body_end if body_end >= 0 else len(css))):
+            continue
+        selector_start = max(css.rfind("}", 0, body_start), css.rfind(";", 0, body_start)) + 1
+        selectors = _static_selectors(css[selector_start:body_start])
+        if selectors:
+            yield selectors, _declarations(css[body_start + 1 : body_end if body_end >= 0 else len(css)])
+
+
+def _static_selectors(selector_list: str) -> list[str]:
+    """Selectors that hold without user action: no pseudo-classes or pseudo-elements, no no-js hooks."""
+    selector_list = _COMMENT.sub("", selector_list)
+    if "@" in selector_list:
+        return []
+    return [s.strip() for s in selector_list.split(",") if s.strip() and ":" not in s and "no-js" not in s]
+
+
+@dataclass
+class _Styles:
+    """The rules of the page's ``<style>`` elements that bear on visibility."""
+
+    css: list[tuple[str, str]] = field(default_factory=list)  # (CSS, lower-cased CSS)
+    hiding: dict[str, list[str]] = field(default_factory=dict)  # kind -> selectors
+    tiny: list[str] = field(default_factory=list)  # selectors that set a near-zero font size
+    coloured: dict[str, dict[str, str]] = field(default_factory=dict)  # selector -> colour and background
+
+    @classmethod
+    def read(cls, tree: LexborHTMLParser) -> _Styles:
+        styles = cls()
+        for node in tree.css("style"):
+            css = node.text(deep=True)
+            css = _COMMENT.sub("", css) if "/*" in css else css
+            low = css.lower()
+            if len(low) != len(css):  # a character whose lower case is longer ("İ"): offsets differ
+                low = css
+            styles.css.append((css, low))
+            for selectors, decl in _rules_at(css, low, _TRIGGER):
+                kind = hiding_kind(decl)
+                if kind:
+                    styles.hiding.setdefault(kind, []).extend(selectors)
+                if _tiny_font(_font_size(decl)):
+                    styles.tiny.extend(selectors)
+            for selectors, decl in _rules_at(css, low, _COLOUR_AND_BACKGROUND):
+                styles.coloured.update(dict.fromkeys(selectors, decl))
+        return styles
+
+    def sized(self) -> list[str]:
+        """Selectors of the rules that set a visible font size."""
+        return [
+            selector
+            for css, low in self.css
+            for selectors, decl in _rules_at(css, low, _FONT_SIZE)
+            if _resets_size(_font_size(decl))
+            for selector in selectors
+        ]
+
+
+def _select(tree: LexborHTMLParser, selectors: list[str]) -> list[LexborNode]:
+    """Nodes matching any of the selectors: one query for all, one each if the list does not parse."""
+    if not selectors:
+        return []
+    try:
+        return tree.css(", ".join(dict.fromkeys(selectors)))
+    except Exception:  # a selector lexbor does not support
+        found = []
+        for selector in selectors:
+            try:
+                found.extend(tree.css(selector))
+            except Exception:
+                continue
+        return found
+
+
+_CHROME_TAGS = frozenset(
+    {"nav", "header", "footer", "dialog", "menu", "aside", "button", "label", "select", "svg"}
+)
+_CHROME_WORDS = re.compile(
+    r"nav|menu|drop|cookie|consent|gdpr|modal|dialog|popup|sr-only|screen-reader|visually-hidden|"
+    r"assistive|a11y|skip|offcanvas|off-canvas|mobile|search|share|social|tooltip|toggle|icon|"
+    r"login|signin|sign-in|subscribe|newsletter|cart|accordion|tab",
+    re.I,
+)
+
+
+def _is_chrome(node: LexborNode) -> bool:
+    """Whether a hidden element is the kind of thing pages hide for good reasons (menus, dialogs,
+    screen-reader labels, cookie notices): by its own or an ancestor's tag, role or class/id."""
+    current: LexborNode | None = node
+    depth = 0
+    while current is not None and depth < 12 and current.tag not in ("body", "html"):
+        if current.tag in _CHROME_TAGS:
+            return True
+        attrs = current.attributes
+        if attrs.get("role") in ("navigation", "menu", "dialog", "alertdialog", "tooltip", "tablist"):
+            return True
+        if _CHROME_WORDS.search(f"{attrs.get('class') or ''} {attrs.get('id') or ''}"):
+            return True
+        current = current.parent
+        depth += 1
+    return False
+
+
+_NON_TEXT = frozenset({"script", "style", "template", "svg"})
+
+
+def _texts_of(node: LexborNode) -> str:
+    """The text an element would show, scripts and styles left out (a ``<noscript>``'s content is raw
+    markup to the parser: it is parsed on its own)."""
+    if node.tag == "-text":
+        return (node.text_content or "").strip()
+    if node.tag == "noscript":
+        inner = LexborHTMLParser(node.text(deep=True))
+        for skipped in inner.css("script, style"):
+            skipped.decompose()
+        return re.sub(r"\s+", " ", inner.body.text(deep=True, separator=" ") if inner.body else "").strip()
+    if node.css_first("script, style, template, svg") is None:
+        return re.sub(r"\s+", " ", node.text(deep=True, separator=" ")).strip()
+    parts = []
+    for child in node.traverse(include_text=True):
+        if child.tag == "-text" and child.parent is not None and child.parent.tag not in _NON_TEXT:
+            parts.append(child.text_content or "")
+    return re.sub(r"\s+", " ", " ".join(parts)).strip()
+
+
+class _Removal:
+    """Hidden elements collected first, then removed outermost-first (text counted once)."""
+
+    def __init__(self) -> None:
+        self.kind: dict[int, str] = {}
+        self.nodes: dict[int, LexborNode] = {}
+
+    def add(self, node: LexborNode, kind: str) -> None:
+        if node.tag in _SKIPPED_TAGS:
+            return
+        self.nodes.setdefault(node.mem_id, node)
+        self.kind.setdefault(node.mem_id, kind)
+
+    def outermost(self) -> Iterator[tuple[LexborNode, str]]:
+        ids = self.nodes.keys()
+        for mem_id, node in self.nodes.items():
+            parent = node.parent
+            covered = False
+            while parent is not None:
+                if parent.mem_id in ids:
+                    covered = True
+                    break
+                parent = parent.parent
+            if not covered:
+                yield node, self.kind[mem_id]
+
+
+def _tiny_font_nodes(tree: LexborHTMLParser, styles: _Styles, removal: _Removal) -> None:
+    """Elements whose text renders at a near-zero size; descendants that set their own size stay."""
+    inline = tree.css('[style*="font"]')
+    tiny = [n for n in inline if _tiny_font(_font_size(_declarations(n.attributes.get("style") or "")))]
+    tiny += _select(tree, styles.tiny)
+    if not tiny:
+        return
+    sized = {n.mem_id for n in _select(tree, styles.sized())}
+    sized |= {
+        n.mem_id for n in inline if _resets_size(_font_size(_declarations(n.attributes.get("style") or "")))
+    }
+    tiny_ids = {n.mem_id for n in tiny}
+
+    def hide(node: LexborNode) -> None:
+        has_sized = any(
+            d.mem_id in sized and d.mem_id not in tiny_ids
+            for d in node.traverse(include_text=False)
+            if d is not node
+        )
+        if not has_sized:
+            removal.add(node, "tiny_font")
+            return
+        for child in node.iter(include_text=True):
+            if child.tag == "-text":
+                if child.text_content and child.text_content.strip():
+                    removal.add(child, "tiny_font")
+            elif child.mem_id not in sized:
+                hide(child)
+
+    for node in tiny:
+        if node.mem_id not in sized or node.mem_id in tiny_ids:
+            hide(node)
+
+
+def _same_colour_nodes(tree: LexborHTMLParser, styles: _Styles, removal: _Removal) -> None:
+    """Elements whose text colour matches the nearest background, both stated in the page: in inline
+    styles, or in one rule that sets both. Backgrounds set by other rules or by external stylesheets
+    are out of sight, so an element without a stated background up the tree is left alone."""
+    declared: dict[int, dict[str, str]] = {}
+    candidates: dict[int, LexborNode] = {}
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
+    for selector, decl in styles.coloured.items():
+        groups.setdefault(tuple(sorted(decl.items())), []).append(selector)
+    for decl_items, selectors in groups.items():
+        for node in _select(tree, selectors):
+            declared.setdefault(node.mem_id, {}).update(decl_items)
+            candidates[node.mem_id] = node
+    for node in tree.css('[style*="color"], [style*="background"]'):
+        declared.setdefault(node.mem_id, {}).update(_declarations(node.attributes.get("style") or ""))
+        candidates[node.mem_id] = node
+    for mem_id, node in candidates.items():
+        colour = _colour(declared[mem_id].get("color"))
+        if colour is None:
+            continue
+        current: LexborNode | None = node
+        background = None
+        while current is not None:
+            decl = declared.get(current.mem_id)
+            if decl and ("background" in decl or "background-color" in decl):
+                background = _background(decl)  # None: an image, a gradient or a translucent colour
+                break
+            current = current.parent
+        if (
+            background is not None
+            and sum(abs(a - b) for a, b in zip(colour, background, strict=True)) < _SAME_COLOUR
+        ):
+            removal.add(node, "same_colour")
+
+
+def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
+    """Remove every element a person cannot see from ``tree`` (in place) and say what they held."""
+    removal = _Removal()
+    for node in tree.css("[hidden], [aria-hidden=true], noscript, template"):
+        tag = node.tag
+        kind = "noscript" if tag in ("noscript", "template") else (
+            "hidden_attribute" if "hidden" in node.attributes else "aria_hidden"
+        )  # fmt: skip
+        removal.add(node, kind)
+    for node in tree.css("[style]"):
+        kind = hiding_kind(_declarations(node.attributes.get("style") or ""))
+        if kind:
+            removal.add(node, kind)
+    styles = _Styles.read(tree)
+    for kind, selectors in styles.hiding.items():
+        for node in _select(tree, selectors):
+            removal.add(node, kind)
+    _tiny_font_nodes(tree, styles, removal)
+    _same_colour_nodes(tree, styles, removal)
+    hidden = HiddenText()
+    for node in tree.css("[title]"):
+        title = node.attributes.get("title") or ""
+        if len(title) > _TITLE_CHARS and node.tag not in _SKIPPED_TAGS:
+            hidden.fragments.append(HiddenFragment("title_attribute", title.strip(), _is_chrome(node)))
+    if not removal.nodes:
+        return hidden
+    body = tree.body
+    total = len(body.text(deep=True)) if body is not None else 0
+    for node, kind in list(removal.outermost()):
+        text = _texts_of(node)
+        if total and len(text) > total * _WHOLE_PAGE:
+            continue  # revealed by scripts (anti-flicker), or a page hidden as a whole: not decidable here
+        if text:
+            # aria-hidden text is still seen by sighted readers: removed as the issue asks, never a deceit
+            hidden.fragments.append(HiddenFragment(kind, text, kind == "aria_hidden" or _is_chrome(node)))
+            hidden.removed = True
+        node.decompose()
+    return hidden

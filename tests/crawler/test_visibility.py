@@ -1,0 +1,82 @@
+"""The visibility pass: what a person cannot see leaves the tree; legitimate hiding is not flagged."""
+
+from __future__ import annotations
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from crawler.visibility import remove_hidden
+
+CLAIM = "Reviewed by Dr. Jane Roe, MD"
+
+
+def _visible(html: str) -> tuple[str, list[str], list[bool]]:
+    page = f"<html><head></head><body><p>Plain visible words.</p><p>{'More visible text. ' * 20}</p>{html}</body></html>"
+    tree = LexborHTMLParser(page)
+    hidden = remove_hidden(tree)
+    text = tree.body.text(separator=" ")
+    return text, hidden.kinds(), [f.chrome for f in hidden.fragments]
+
+
+@pytest.mark.parametrize(
+    ("markup", "kind"),
+    [
+        (f'<div style="display: none">{CLAIM}</div>', "display_none"),
+        (f'<div style="visibility:hidden">{CLAIM}</div>', "visibility_hidden"),
+        (f'<div style="opacity:0">{CLAIM}</div>', "transparent"),
+        (f'<div style="font-size:0">{CLAIM}</div>', "tiny_font"),
+        (f'<div style="font-size:1px">{CLAIM}</div>', "tiny_font"),
+        (f'<div style="position:absolute;left:-9999px">{CLAIM}</div>', "off_screen"),
+        (f'<div style="text-indent:-10000px">{CLAIM}</div>', "off_screen"),
+        (f'<div style="color:#fff;background-color:#ffffff">{CLAIM}</div>', "same_colour"),
+        (
+            f'<div style="background:white"><span style="color:rgb(255,255,255)">{CLAIM}</span></div>',
+            "same_colour",
+        ),
+        (f"<style>.x {{ color: #000; background: #000 }}</style><div class=x>{CLAIM}</div>", "same_colour"),
+        (f"<style>.seo {{ DISPLAY: NONE }}</style><div class=seo>{CLAIM}</div>", "display_none"),
+        (f"<div hidden>{CLAIM}</div>", "hidden_attribute"),
+        (f'<div aria-hidden="true">{CLAIM}</div>', "aria_hidden"),
+        (f"<noscript>{CLAIM}</noscript>", "noscript"),
+        (
+            f'<div style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)">{CLAIM}</div>',
+            "clipped",
+        ),
+    ],  # fmt: skip
+)
+def test_each_kind_of_hiding_is_removed(markup, kind):
+    text, kinds, _ = _visible(markup)
+    assert "Jane Roe" not in text and "Plain visible words." in text
+    assert kinds == [kind]
+
+
+def test_what_stays_visible():
+    text, kinds, _ = _visible(
+        '<ul style="font-size:0"><li style="font-size:16px">Menu item shown</li></ul>'  # gap trick
+        "<style>@media print { .p { display:none } } .q:hover { display:none }</style>"
+        '<p class="p">Printed only hidden</p><p class="q">Hover hidden</p>'
+        '<p style="color:#fff">White text on a background set elsewhere</p>'
+    )
+    for shown in ("Menu item shown", "Printed only hidden", "Hover hidden", "White text on a background"):
+        assert shown in text
+    assert kinds == []
+
+
+def test_parent_zero_size_hides_children_that_scale_it():
+    text, kinds, _ = _visible('<div style="font-size:0"><p style="font-size:2em">Scaled zero</p></div>')
+    assert "Scaled zero" not in text and kinds == ["tiny_font"]
+
+
+def test_menus_dialogs_and_screen_reader_labels_are_legitimate():
+    _, kinds, chrome = _visible(
+        '<nav><ul class="sub-menu" style="display:none"><li><a href="/about">About us</a></li></ul></nav>'
+        '<div class="cookie-consent" hidden>We use cookies. Privacy policy.</div>'
+        '<span class="sr-only" style="position:absolute;width:1px;height:1px;overflow:hidden">Skip to content</span>'
+    )
+    assert kinds and all(chrome)
+
+
+def test_a_page_hidden_as_a_whole_is_kept():
+    """Anti-flicker snippets hide the whole page until a script runs: not decidable statically."""
+    text, _, _ = _visible(f'<div style="opacity:0"><article>{"Long article text. " * 200}</article></div>')
+    assert "Long article text." in text
