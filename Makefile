@@ -39,6 +39,7 @@ bench: setup
 	$(BIN)/python bench/reduce.py
 	$(BIN)/python bench/crawl.py
 	$(BIN)/python bench/judge.py
+	$(BIN)/python bench/adversarial.py
 
 lint: setup
 	$(BIN)/ruff check .
