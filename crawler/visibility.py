@@ -453,9 +453,58 @@ def _same_colour_nodes(tree: LexborHTMLParser, styles: _Styles, removal: _Remova
             removal.add(node, "same_colour")
 
 
+#: Attribute a render sets on each element the browser does not show (value: one of HIDDEN_KINDS).
+RENDER_MARK = "data-sourcebench-hidden"
+
+#: Run in the rendered page before its snapshot: marks what the browser's computed style and layout
+#: hide (external stylesheets and script-set styles included), which ``remove_hidden`` then removes.
+MARK_HIDDEN_SCRIPT = """() => {
+  const mark = "__MARK__";
+  const rgb = (c) => { const m = c.match(/rgba?\\(([^)]+)\\)/); if (!m) return null;
+    const p = m[1].split(/[ ,\\/]+/).map(Number); return p.length > 3 && p[3] < 0.9 ? null : p.slice(0, 3); };
+  const background = (el) => { for (let e = el; e; e = e.parentElement) {
+      const s = getComputedStyle(e); if (s.backgroundImage !== "none") return null;
+      const c = rgb(s.backgroundColor); if (c) return c; } return [255, 255, 255]; };
+  const ownText = (el) => Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
+  const skip = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "TITLE"]);
+  let n = 0;
+  for (const el of document.body ? document.body.querySelectorAll("*") : []) {
+    if (++n > 20000) break;
+    if (skip.has(el.tagName) || el.closest("[" + mark + "]")) continue;
+    const s = getComputedStyle(el);
+    let kind = null;
+    if (s.display === "none") kind = "display_none";
+    else if (s.visibility === "hidden" || s.visibility === "collapse") kind = "visibility_hidden";
+    else if (parseFloat(s.opacity) <= 0.05) kind = "transparent";
+    else {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && (r.right <= 0 || r.bottom <= 0)) kind = "off_screen";
+      else if (r.width <= 1 && r.height <= 1 && s.overflow === "hidden" && el.textContent.trim()) {
+        kind = "clipped";
+      }
+      else if (ownText(el)) {
+        const c = rgb(s.color), b = c && background(el);
+        if (parseFloat(s.fontSize) <= 2) {  // its own text only: children may set a size of their own
+          for (const t of Array.from(el.childNodes).filter((t) => t.nodeType === 3 && t.textContent.trim())) {
+            const wrap = document.createElement("span"); wrap.setAttribute(mark, "tiny_font");
+            t.replaceWith(wrap); wrap.appendChild(t);
+          }
+        } else if (b && Math.abs(c[0] - b[0]) + Math.abs(c[1] - b[1]) + Math.abs(c[2] - b[2]) < __SAME__) {
+          kind = "same_colour";
+        }
+      }
+    }
+    if (kind) el.setAttribute(mark, kind);
+  }
+}""".replace("__MARK__", RENDER_MARK).replace("__SAME__", str(_SAME_COLOUR))
+
+
 def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
     """Remove every element a person cannot see from ``tree`` (in place) and say what they held."""
     removal = _Removal()
+    for node in tree.css(f"[{RENDER_MARK}]"):  # a render's verdict (MARK_HIDDEN_SCRIPT)
+        kind = node.attributes.get(RENDER_MARK) or ""
+        removal.add(node, kind if kind in HIDDEN_KINDS else "display_none")
     for node in tree.css("[hidden], [aria-hidden=true], noscript, template"):
         tag = node.tag
         kind = "noscript" if tag in ("noscript", "template") else (
