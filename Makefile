@@ -49,6 +49,7 @@ bench: setup
 	$(BIN)/python bench/crawl.py
 	$(BIN)/python bench/politeness.py
 	$(BIN)/python bench/judge.py
+	$(BIN)/python bench/adversarial.py
 
 lint: setup
 	$(BIN)/ruff check .

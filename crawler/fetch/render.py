@@ -23,10 +23,12 @@ from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.page import PageMethod
 
 from crawler.config import RenderConfig
 from crawler.fetch.middlewares import crawl_config
 from crawler.netguard import AddressPolicy, BlockedAddress, is_ip_literal
+from crawler.visibility import MARK_HIDDEN_SCRIPT
 
 #: Schemes Chromium resolves without the network.
 LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
@@ -133,6 +135,10 @@ class DeadlinePlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         if self.proxy is not None:
             await self.proxy.start()
         name = request.meta["playwright_context"] = self.rotation.next_context()
+        # last page method: the browser marks what it does not show (crawler.visibility removes it)
+        methods = request.meta.setdefault("playwright_page_methods", [])
+        if not any(getattr(m, "args", None) == (MARK_HIDDEN_SCRIPT,) for m in methods):
+            methods.append(PageMethod("evaluate", MARK_HIDDEN_SCRIPT))
         try:
             return await super()._download_request(request, spider)
         finally:
