@@ -596,12 +596,12 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         audit = Audit(config, retry_failed=args.retry_failed, force=frozenset(args.force))
         summary = audit.run()
+    except RUN_FAILURES as exc:  # before InputError: an unavailable endpoint is one too
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except RUN_FAILURES as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     print_summary(audit.store, summary)
     coverage = summary["coverage"]
     print(f"\n{coverage['diagnosis']}", file=sys.stderr if not coverage["complete"] else sys.stdout)
