@@ -50,7 +50,6 @@ from judge import JudgeConfig, accounting, judge_run, read_judgments
 from judge.cost import PAGES_PER_PROJECTION, GpuThroughput, SteadyState, Timing, steady_state
 from judge.rubric import STAGES
 
-
 #: The runs of one measurement, in order: cold start, warm repeat, then the timed sizes.
 _WARMUP_GROUPS = ("cold", "warm")
 
