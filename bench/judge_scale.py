@@ -165,7 +165,7 @@ def main() -> None:
 
     import pyarrow.compute as pc
 
-    from judge.sample_pages import sample_page_records
+    from tests.support.sample_pages import sample_page_records
 
     base = sample_page_records(SHARED, limit=120)
     base = base.filter(pc.equal(base["status"], "ok"))
