@@ -9,8 +9,8 @@ Both crawlers fetch the same URLs in the same run:
   main text, metadata, signals), politeness ``--per-host`` concurrent requests per host.
 
 ``bound_fraction`` = our pages/s / (hosts x per-host concurrency / latency), the most a polite crawler
-could do. Also measured: extraction pages/s on one core over the shared real pages
-(``../shared/data/pages``, full metadata and signals). The last output line is one JSON object.
+could do. Also measured (``bench/extract.py``'s function): extraction pages/s on one core over the shared
+real pages (``../shared/data/pages``, full metadata and signals). The last output line is one JSON object.
 
     .venv/bin/python bench/crawl.py [--urls 2000] [--hosts 20] [--latency 0.2] [--pages synthetic|shared]
 """
@@ -18,7 +18,6 @@ could do. Also measured: extraction pages/s on one core over the shared real pag
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import shutil
@@ -32,8 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_PAGES = REPO.parent / "shared" / "data" / "pages"
 sys.path.insert(0, str(REPO))
 
+from bench.extract import extraction_rate, shared_pages, warmup_pages  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
-from crawler.extract import extract_page  # noqa: E402
 
 
 def start_web(hosts: list[str], latency: float, pages: str) -> tuple[subprocess.Popen, int]:
@@ -96,26 +95,6 @@ def ours(urls: list[str], hosts: list[str], per_host: int, run: str) -> tuple[fl
     return len(urls) / wall, summary
 
 
-def extraction_rate() -> dict:
-    """Pages/s of ``extract_page`` (full metadata + signals) per core (CPU time) on the shared real pages.
-
-    Two passes: the first includes one-off costs (lazy imports, dateparser compiling its locale
-    patterns), the second is the steady state of a long crawl.
-    """
-    bodies = [
-        gzip.decompress(path.read_bytes())
-        for name in ("aeb", "htmldate", "trafilatura")
-        for path in sorted((SHARED_PAGES / name / "html").glob("*.gz"))
-    ]
-    rates = []
-    for _ in range(2):
-        started = time.process_time()
-        for body in bodies:
-            extract_page("https://example.com/page", body, "text/html")
-        rates.append(round(len(bodies) / (time.process_time() - started), 1))
-    return {"pages": len(bodies), "first_pass": rates[0], "steady": rates[1]}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -148,8 +127,8 @@ def main() -> None:
     finally:
         web.kill()
         shutil.rmtree(run, ignore_errors=True)
-    extraction = extraction_rate()
-    print(f"extraction on {extraction['pages']} shared pages: {extraction['steady']} pages/s/core "
+    extraction = extraction_rate(shared_pages(), warmup_pages())
+    print(f"extraction on {extraction['pages']} shared pages: {extraction['rate']} pages/s/core "
           f"(first pass {extraction['first_pass']})", flush=True)  # fmt: skip
     result = {
         "bench": "crawl",
@@ -164,7 +143,7 @@ def main() -> None:
         "speedup": round(our_rate / base_rate, 2),
         "bound_fraction": round(our_rate / bound, 3),
         "ok_fraction": round(summary["statuses"].get("ok", 0) / len(urls), 4),
-        "extraction_pages_per_s_per_core": extraction["steady"],
+        "extraction_pages_per_s_per_core": extraction["rate"],
         "extraction_first_pass_pages_per_s_per_core": extraction["first_pass"],
         "cpu_count": os.cpu_count(),
         "load_average_1m": round(os.getloadavg()[0], 2),

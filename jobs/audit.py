@@ -203,10 +203,13 @@ class Audit:
         if stage == "crawl":
             return crawl_progress(self.store, total=len(pc.unique(self.selected()["url_key"])))
         if stage == "judge":
-            return judge_progress(
-                self.store, lambda: 3 * self.judge_requests(self.read_pages(ALIAS_COLUMNS)).num_rows
-            )
+            return judge_progress(self.store, self.stage_requests_total)
         return nullcontext()
+
+    def stage_requests_total(self) -> int:
+        """Stage requests the judge stage makes: three per (fetched page, query) pair to judge."""
+        pairs = judge_pairs(self.cited_requests(), self.read_pages(ALIAS_COLUMNS))
+        return 3 * (pairs.num_rows - pairs["page_id"].null_count)
 
     # -- the pipeline --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -593,12 +596,12 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         audit = Audit(config, retry_failed=args.retry_failed, force=frozenset(args.force))
         summary = audit.run()
+    except RUN_FAILURES as exc:  # before InputError: an unavailable endpoint is one too
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except RUN_FAILURES as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     print_summary(audit.store, summary)
     coverage = summary["coverage"]
     print(f"\n{coverage['diagnosis']}", file=sys.stderr if not coverage["complete"] else sys.stdout)

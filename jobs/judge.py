@@ -45,6 +45,8 @@ _OVERRIDES = {
     "cache_uri": "cache_uri",
     "accelerator_type": "vllm.accelerator_type",
     "base_url": "openai.base_url",
+    "executor": "executor",
+    "workers": "workers",
 }
 
 
@@ -74,6 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser, rescore: bool = True) -> None
     parser.add_argument(
         "--num-cpus", type=positive_int, help="Logical CPUs of a local Ray (vLLM on CPU needs ~8)."
     )
+    parser.add_argument(
+        "--executor", choices=["auto", "ray", "local"], help="Where units run (default auto: Ray if running)."
+    )
+    parser.add_argument("--workers", type=positive_int, help="Most unit workers (Ray actors) at once.")
 
 
 def load_judge_config(args: argparse.Namespace) -> JudgeConfig:
@@ -158,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("command line", "--rescore needs a change to rescore with", field="--rescore")
         store = RunStore(args.run)
         requests = read_requests(args.requests) if args.requests else requests_from_run(store)
-        if config.engine == "vllm":
+        if config.engine == "vllm" or config.executor == "ray":
             ensure_ray(RayConfig(num_cpus=args.num_cpus))
         summary = judge_run(store.uri, requests, config)
     except InputError as exc:
