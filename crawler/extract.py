@@ -172,7 +172,9 @@ def extract_html(url: str, html: str, times: StageTimes = NO_TIMES) -> dict[str,
         "text_main": text_main,
         "signals": signals,
     }
-    return vet_page(record, data, hidden)
+    vetted = vet_page(record, data, hidden)
+    times.lap("manipulation")
+    return vetted
 
 
 def pdf_text(body: bytes) -> tuple[str, dict[str, Any]]:

@@ -80,6 +80,24 @@ _INJECTION = re.compile(
     r"|\bscore stage\b|^\s*(?:<<<|>>>)\s*$|^\s*(?:end of (?:the )?page(?: text)?|page text ends?)\b",
     re.I | re.M,
 )
+#: What every ``_INJECTION`` match contains, in lower case: its alternatives without the leading ``\b`` and
+#: line anchors, without re.IGNORECASE (both turn off the engine's scan for the alternatives' first letters:
+#: ``_INJECTION`` alone took 3.7 ms on a 10 kB page, a fifth of the extraction). A superset of
+#: ``_INJECTION``'s matches on lower-cased text, so only the texts it matches need the exact pattern.
+_INJECTION_CUES = re.compile(
+    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|"
+    r"earlier|preceding|system|original|other)\s+(?:instructions?|prompts?|rules|directions|guidelines)"
+    r"|(?:rate|score|grade|evaluate|rank)\s+(?:this|the)\s+(?:page|source|article|site|website|content|text)\s"
+    r"|(?:give|assign)\s+(?:this|the)\s+(?:page|source|article|site)\s"
+    r"|instructions?\s*:|(?:note|message|instructions?)\s+(?:to|for)\s|as an? (?:ai|language model) "
+    r"|<\||\[/?inst\]|<</?sys>>"
+    r"|\"(?:semantic_relevance|factual_accuracy|objectivity_tone|freshness|accountability|transparency|authority|"
+    r"layout_ad_density)\""
+    r"|score stage|<<<|>>>|end of (?:the )?page|page text end"
+)
+#: Characters that re.IGNORECASE matches to an ASCII letter but ``str.lower`` does not turn into one
+#: (dotted/dotless i, long s, Kelvin sign): a text holding one is searched with the exact pattern.
+_CASE_SPECIALS = re.compile("[\u0130\u0131\u017f\u212a]")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _YEAR = re.compile(r"(?<!\d)(?:199\d|20\d\d)(?!\d)")
 _WORD_COUNTED = re.compile(r"\w+")  # as crawler.signals counts words
@@ -95,6 +113,8 @@ _DATED_NOTICE = re.compile(_UPDATE_NOTICE.pattern + r"\W{0,5}(?:on\W+)?(?:\w+\W+
 
 def injection_found(text: str) -> bool:
     """Whether a text addresses an AI evaluator (an attempt to steer the judge)."""
+    if not _INJECTION_CUES.search(text.lower()) and not _CASE_SPECIALS.search(text):
+        return False
     return bool(_INJECTION.search(text))
 
 
