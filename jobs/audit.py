@@ -67,6 +67,9 @@ LEADERBOARD_DATA = "leaderboard/leaderboard_data.json"
 INCOMPLETE_STAMP = "leaderboard/INCOMPLETE.txt"
 LEADERBOARD_COVERAGE = "leaderboard/coverage.json"
 STATUS_COLUMNS = ("url_key", "status")
+#: The crawl settings of the last completed crawl: a rerun refetches the pages whose status a changed
+#: setting decides. Kept apart from the stage markers, which a rerun of an earlier stage removes.
+CRAWL_SETTINGS = f"{STAGE_MARKERS}/crawl_settings.json"
 
 
 def print_line(message: str) -> None:
@@ -127,7 +130,7 @@ class Audit:
         return False
 
     def crawl_settings(self) -> dict[str, Any]:
-        """The crawl settings that decide what is fetched (recorded in the crawl marker)."""
+        """The crawl settings that decide what is fetched (recorded in :data:`CRAWL_SETTINGS`)."""
         return self.config.crawl.fingerprint_payload()
 
     def refetch_statuses(self) -> tuple[set[str], list[str]]:
@@ -135,11 +138,10 @@ class Audit:
         statuses = staleness.retry_statuses(
             self.retry_failed, "crawl" in self.force, replay=bool(self.config.crawl.replay_warcs)
         )
-        marker = self.marker("crawl") or {}
-        if "settings" not in marker:
+        if not self.store.exists(CRAWL_SETTINGS):
             return statuses, []
         changed, unmapped = staleness.statuses_for(
-            staleness.changed_settings(marker["settings"], self.crawl_settings())
+            staleness.changed_settings(self.store.read_json(CRAWL_SETTINGS), self.crawl_settings())
         )
         return statuses | changed, unmapped
 
@@ -192,10 +194,9 @@ class Audit:
             wall_s=wall_s,
             counts=counts,
         )
-        marker = {"fingerprint": stage_fingerprint, "wall_s": wall_s}
         if stage == "crawl":
-            marker["settings"] = self.crawl_settings()
-        self.store.mark_done(STAGE_MARKERS, stage, marker)
+            self.store.write_json(CRAWL_SETTINGS, self.crawl_settings())
+        self.store.mark_done(STAGE_MARKERS, stage, {"fingerprint": stage_fingerprint, "wall_s": wall_s})
         self.log(f"[{stage}] done in {wall_s:.1f} s {_short(counts)}")
 
     def progress(self, stage: str) -> AbstractContextManager[Any]:
