@@ -52,6 +52,8 @@ from judge.run import validate_requests
 
 #: The runs of one measurement, in order: cold start, warm repeat, then the timed sizes.
 _WARMUP_GROUPS = ("cold", "warm")
+#: Option fields whose flag is not their name: ``--workers`` is the judge's (unit workers at once).
+_OPTION_FLAGS = {"workers": "projected_workers"}
 
 
 class CostbenchOptions(ConfigModel):
@@ -104,15 +106,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for name, field in CostbenchOptions.model_fields.items():
         if name == "gpu":
             continue
-        flag, default = "--" + name.replace("_", "-"), field.get_default()
+        flag, default = "--" + _OPTION_FLAGS.get(name, name).replace("_", "-"), field.get_default()
         help_text = field.description + ("" if default is None else f" (default: {default})")
         if field.annotation is bool:
-            parser.add_argument(flag, action="store_true", default=None, help=field.description)
+            parser.add_argument(flag, dest=name, action="store_true", default=None, help=field.description)
         elif name == "sample":
-            parser.add_argument(flag, type=int, nargs="+", help=help_text)
+            parser.add_argument(flag, dest=name, type=int, nargs="+", help=help_text)
         else:
             number = int if "int" in str(field.annotation) else float
-            parser.add_argument(flag, type=number, help=help_text)
+            parser.add_argument(flag, dest=f"options_{name}", type=number, help=help_text)
     for flag, name in _GPU_FLAGS.items():
         field = GpuThroughput.__dataclass_fields__[name]
         parser.add_argument("--" + flag.replace("_", "-"), type=type(field.default),
@@ -121,15 +123,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def options_from(args: argparse.Namespace) -> CostbenchOptions:
     """The typed options of one costbench run (InputError naming the flag when one is wrong)."""
-    data: dict[str, Any] = {
-        name: getattr(args, name)
-        for name in CostbenchOptions.model_fields
-        if getattr(args, name, None) is not None
-    }
+    data: dict[str, Any] = {}
+    for name in CostbenchOptions.model_fields:
+        value = getattr(args, f"options_{name}", getattr(args, name, None))
+        if value is not None and name != "gpu":
+            data[name] = value
     gpu = {name: getattr(args, flag) for flag, name in _GPU_FLAGS.items() if getattr(args, flag) is not None}
     if gpu:
         data["gpu"] = {"gpu": "as given on the command line", **gpu}
-    return validate_model(CostbenchOptions, data, "command line")
+    try:
+        return validate_model(CostbenchOptions, data, "command line")
+    except InputError as exc:  # name the flag the user typed, not the field behind it
+        field = (exc.field or "").split(".")[0]
+        flag = "--" + _OPTION_FLAGS.get(field, field).replace("_", "-") if field else "command line"
+        raise InputError(flag, exc.reason) from None
 
 
 def sample_requests(requests: pa.Table, pages: int) -> pa.Table:

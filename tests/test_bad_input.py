@@ -483,6 +483,38 @@ CASES: list[Case] = [
         ],
         [str(Path("sub") / "q.csv"), "not found"],
     ),
+    (
+        "audit-bundle-duplicate-query",
+        lambda t: [
+            "audit",
+            "--config",
+            audit_yaml(t),
+            "--citations",
+            write(
+                t,
+                "dup.json",
+                json.dumps(
+                    {
+                        "submission_mode": "answer_url_bundle",
+                        "model_name": "m",
+                        "runs": [
+                            {
+                                "query_id": "demo_vacos_1",
+                                "answer_text": "a",
+                                "cited_urls": ["https://a.example/"],
+                            },
+                            {
+                                "query_id": "demo_vacos_1",
+                                "answer_text": "b",
+                                "cited_urls": ["https://b.example/"],
+                            },
+                        ],
+                    }
+                ),
+            ),
+        ],
+        ["dup.json", "demo_vacos_1"],
+    ),
     # -- judge ---------------------------------------------------------------------------------------
     (
         "judge-config-not-utf8",

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from crawler.storage import RunStore
+from crawler.urls import canonicalize_url
 from jobs import audit as audit_module
 from jobs.audit import Audit
 from jobs.config import load_config
@@ -99,10 +100,21 @@ def test_demo_report_has_intervals_heatmap_and_serp_overlap(demo_run):
     trend = pd.read_csv(io.BytesIO(store.read_bytes("leaderboard/analysis/score_vs_overlap.csv")))
     # The demo SERP ranks what the clickbait system cites: the paper's inverse score/overlap relation.
     assert (trend["spearman_rho"].dropna() < 0).all()
-    # The official rank columns are filled from the SERP and agree with the report's URL overlap.
+    # The official rank columns are filled from the SERP: the share of each system's scored sources
+    # (the top-k selection, not every citation as in the report's overlap) that the SERP lists.
     by_system = overall.set_index("model_name")
-    for system, share in overlap.set_index("system")["url_overlap_pct"].items():
-        assert by_system.loc[system, "percentage_ge_sources_in_se_sources"] == pytest.approx(share)
+    citations = store.read_table("inputs/citations.parquet").to_pandas()
+    serp = citations[citations["system"] == "demo-serp"]
+    listed = {(q, canonicalize_url(u)) for q, u in zip(serp["query_id"], serp["url"], strict=True)}
+    sources = store.read_table("leaderboard/source_metrics.parquet").to_pandas()
+    for system in overlap["system"]:
+        mine = sources[(sources["model_name"] == system) & sources["query_id"].isin(serp["query_id"])]
+        hits = [
+            (q, canonicalize_url(u)) in listed
+            for q, u in zip(mine["query_id"], mine["source_url"], strict=True)
+        ]
+        expected = 100.0 * sum(hits) / len(hits)
+        assert by_system.loc[system, "percentage_ge_sources_in_se_sources"] == pytest.approx(expected)
         assert by_system.loc[system, "reciprocal_se_rank"] >= 0
     assert by_system.loc["demo-serp", ["avg_ge_freq", "percentage_ge_sources_in_se_sources"]].isna().all()
 

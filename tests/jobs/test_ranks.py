@@ -121,3 +121,42 @@ def test_without_a_serp_the_rank_columns_stay_empty(tmp_path: Path) -> None:
     )
     overall = json.loads((out / "leaderboard_data.json").read_text())["overall"][0]
     assert all(overall[column] is None for column in RANK_COLUMNS)
+
+
+def test_an_audit_runs_reduce_fills_the_rank_columns_from_its_serp_system(tmp_path: Path) -> None:
+    """reduce_run with the audit's SERP systems: ranks from the run's citations (cited twice: freq 2)."""
+    import pyarrow as pa
+
+    from crawler.storage import RunStore
+    from jobs.leaderboard.config import ReduceConfig
+    from jobs.reduce import reduce_run
+    from jobs.schemas import CITATIONS_SCHEMA, SOURCE_SCORES_SCHEMA
+
+    store = RunStore(str(tmp_path / "run"))
+    rows = [
+        ("gpt", "1", "https://a.example/"),
+        ("gpt", "1", "https://x.example/"),
+        ("google", "1", "https://a.example/"),
+    ]
+    scores = [
+        {"model_name": m, "query_id": q, "query_type": "VACOS", "agg_source_id": f"{m}-{i}", "source_url": u,
+         "text_content_length": 100.0, "language": None, **{key: 4.0 for key in DIMENSION_KEYS}}
+        for i, (m, q, u) in enumerate(rows)
+    ]  # fmt: skip
+    store.write_table(
+        "scores/source_scores.parquet", pa.Table.from_pylist(scores, schema=SOURCE_SCORES_SCHEMA)
+    )
+    citations = [
+        {"system": "gpt", "query_id": "1", "url": "https://a.example/", "rank": 1},
+        {"system": "gpt", "query_id": "1", "url": "https://a.example/?utm_source=x", "rank": 2},
+        {"system": "gpt", "query_id": "1", "url": "https://x.example/", "rank": 3},
+        {"system": "google", "query_id": "1", "url": "https://a.example/", "rank": 1},
+    ]
+    store.write_table("inputs/citations.parquet", pa.Table.from_pylist(citations, schema=CITATIONS_SCHEMA))
+    config = ReduceConfig(executor="local", bootstrap_replicates=0)
+    reduce_run(store.uri, config, serp_systems=["google"])
+    metrics = store.read_table("leaderboard/source_metrics.parquet").to_pandas().set_index("agg_source_id")
+    assert metrics.loc["gpt-0", "avg_ge_freq"] == 2.0 and metrics.loc["gpt-0", "reciprocal_se_rank"] == 1.0
+    assert metrics.loc["gpt-1", "reciprocal_se_rank"] == 0.0
+    assert (metrics.loc[["gpt-0", "gpt-1"], "percentage_ge_sources_in_se_sources"] == 50.0).all()
+    assert metrics.loc["google-2", list(RANK_COLUMNS)].isna().all()  # the SERP is not compared with itself
