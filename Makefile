@@ -47,7 +47,9 @@ test-fast: setup
 bench: setup
 	$(BIN)/python bench/reduce.py
 	$(BIN)/python bench/crawl.py
+	$(BIN)/python bench/politeness.py
 	$(BIN)/python bench/judge.py
+	$(BIN)/python bench/adversarial.py
 
 lint: setup
 	$(BIN)/ruff check .

@@ -9,7 +9,8 @@ BEGIN/END marker lines appear once each, around all the page text). Then the fal
 share of the real shared pages, unmodified, with a non-empty ``manipulation``.
 
 Usage: ``.venv/bin/python bench/adversarial.py [--pages 6] [--relevance overlap|embedding]
-[--no-false-flags]``. Goal: max_gain <= 0, flag_recall 1.0, false_flag_rate <= 0.01.
+[--no-false-flags]``. Also the CPU cost per page of the visibility pass beside that of the whole
+extraction (same pages, same run). Goal: max_gain <= 0, flag_recall 1.0, false_flag_rate <= 0.01.
 Last line: one JSON object with ``attacks``, ``max_gain``, ``flag_recall``, ``false_flag_rate``.
 """
 
@@ -251,6 +252,26 @@ def false_flags(pages: list[tuple[str, str, bytes]]) -> tuple[float, list[tuple[
     return len(flagged) / len(pages), flagged
 
 
+def visibility_cost(pages: list[tuple[str, str, bytes]]) -> tuple[float, float]:
+    """CPU milliseconds per page of the visibility pass, and of the whole extraction, on the same pages."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from crawler.decoding import decode_body
+    from crawler.extract import extract_page
+    from crawler.visibility import remove_hidden
+
+    trees = [LexborHTMLParser(decode_body(body, "text/html")) for _, _, body in pages]
+    start = time.process_time()
+    for tree in trees:
+        remove_hidden(tree)
+    visibility = time.process_time() - start
+    start = time.process_time()
+    for _, url, body in pages:
+        extract_page(url, body, "text/html")
+    extraction = time.process_time() - start
+    return 1000 * visibility / len(pages), 1000 * extraction / len(pages)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=6, help="Real pages each attack is applied to.")
@@ -269,6 +290,7 @@ def main() -> None:
             f"{row['reaches_prompt']:9.2f} {row['fence_held']:6.2f}"
         )
     rate, flagged = (None, []) if args.no_false_flags else false_flags(every)
+    visibility_ms, extraction_ms = (None, None) if args.no_false_flags else visibility_cost(every)
     for name, kinds in flagged:
         print(f"false flag: {name} {kinds}")
     summary = {
@@ -278,6 +300,8 @@ def main() -> None:
         "flag_recall": round(statistics.fmean(row["flagged"] for row in results.values()), 3),
         "false_flag_rate": None if rate is None else round(rate, 4),
         "false_flag_pages": None if rate is None else f"{len(flagged)}/{len(every)}",
+        "visibility_cpu_ms_per_page": None if visibility_ms is None else round(visibility_ms, 2),
+        "extraction_cpu_ms_per_page": None if extraction_ms is None else round(extraction_ms, 2),
         "relevance": args.relevance,
         "cpu_s": round(time.process_time() - start, 1),
     }

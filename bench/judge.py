@@ -5,7 +5,9 @@ Same run, same pages, same tiny random Qwen2 on the vLLM CPU engine through Ray 
 every judgment. The paper layout (query first, per-stage system prompt) is the baseline; the
 shared layout puts all rubrics in one block and the page before the query, so a page's stage
 requests (and its other queries) reuse the page prefix. Then the signals judge and the openai
-engine (against a real ``vllm serve``) run on the same pages for throughput.
+engine (against a real ``vllm serve``) run on the same pages for throughput. The token counts per
+page of both layouts become projected GPU-hours per 1M pages (``judge.cost``: an H200 roofline for
+Qwen3-8B unless measured figures replace it; see docs/judge.md, "Cost").
 
 Usage: ``.venv/bin/python bench/judge.py [--pages 105] [--queries 2]``. Last line: one JSON object.
 """
@@ -91,12 +93,20 @@ def _measure(name: str, run_dir: Path, pages, requests, config) -> dict:
         "prompt_tokens": totals["total"]["prompt_tokens"],
         "cached_prompt_tokens": totals["total"]["cached_prompt_tokens"],
         "prefill_tokens": totals["total"]["prefill_tokens"],
+        "output_tokens": totals["total"]["output_tokens"],
         "prefix_cache_hit_rate": round(totals["total"]["prefix_cache_hit_rate"], 4),
         "truncated_chars": summary["truncated_chars"],
         "prefill_tokens_per_stage": {s: totals[s]["prefill_tokens"] for s in ("content", "meta", "layout")},
     }
     print(f"[{name}] {json.dumps(result)}", flush=True)
     return result
+
+
+def _tokens_per_page(result: dict, pages: int) -> dict:
+    """Stage requests, prompt, prefilled and output tokens per page (over all its queries and stages)."""
+    keys = ("judgments", "prompt_tokens", "prefill_tokens", "output_tokens")
+    per_page = {key: round(result[key] / pages, 1) for key in keys}
+    return {"requests": per_page.pop("judgments"), **per_page}
 
 
 def main() -> None:
@@ -119,6 +129,7 @@ def main() -> None:
     import ray
 
     from judge import JudgeConfig
+    from judge.cost import GpuThroughput, gpu_hours_per_1m_pages
     from tests.support.sample_pages import sample_page_records
     from tests.support.serve import STRUCTURED_OUTPUTS, openai_server
     from tests.support.tiny_model import build_tiny_qwen2
@@ -159,6 +170,10 @@ def main() -> None:
             )
 
         paper, shared = results["vllm_paper"], results["vllm_shared"]
+        per_page = {
+            name: _tokens_per_page(results[f"vllm_{name}"], pages.num_rows) for name in ("paper", "shared")
+        }
+        gpu = GpuThroughput()
         final = {
             "bench": "judge",
             "pages": pages.num_rows,
@@ -182,6 +197,15 @@ def main() -> None:
             },
             "openai_valid_json_rate": results["openai_vllm_serve"]["valid_json_rate"],
             "model": "tiny random Qwen2 (2 layers, hidden 128), vLLM CPU",
+            "tokens_per_page": per_page,
+            # Token counts measured here; GPU throughput from judge.cost.GpuThroughput (docs/judge.md).
+            "gpu_projection": gpu.gpu,
+            **{
+                f"projected_gpu_hours_per_1m_pages_{name}": round(
+                    gpu_hours_per_1m_pages(tokens["prefill_tokens"], tokens["output_tokens"], gpu), 1
+                )
+                for name, tokens in per_page.items()
+            },
         }
         print(json.dumps(final))
     finally:

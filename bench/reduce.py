@@ -227,7 +227,7 @@ def main() -> None:
                 sys.executable,
                 "-m",
                 "jobs.reduce",
-                "--run",
+                "--scores",
                 str(work / scores),
                 "--out",
                 str(work / out),

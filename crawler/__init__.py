@@ -7,8 +7,9 @@ Public interface (what the jobs layer calls)::
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from crawler.lazy import lazy_exports
 
 #: public name -> the module that defines it (imported on first use, PEP 562: importing the package
 #: stays cheap, so `sourcebench --help` does not load every dependency).
@@ -80,13 +81,4 @@ if TYPE_CHECKING:
     from crawler.warc import WarcIndex, iter_responses, write_warc
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        value = getattr(importlib.import_module(_HOMES[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'crawler' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -56,6 +56,9 @@ def validate_model(
         field = ".".join(str(part) for part in [*([prefix] if prefix else []), *error["loc"]]) or None
         if error["type"] == "extra_forbidden":
             raise InputError(source, "unknown key (a typo?)", field=field) from None
+        message = error["msg"].removeprefix("Value error, ")
+        if field is None:  # a check of the whole model: its input is everything, not worth printing
+            raise InputError(source, message) from None
         got = repr(error.get("input"))
         got = got if len(got) <= 80 else got[:77] + "..."
-        raise InputError(source, f"{error['msg']} (got {got})", field=field) from None
+        raise InputError(source, f"{message} (got {got})", field=field) from None

@@ -3,8 +3,9 @@
 Cited URLs come from AI answers, i.e. from anyone. Without a guard a crawl node could be pointed at
 cloud metadata services (169.254.169.254), the cluster's own services (10.x, 127.x) or the
 S3 store. The guard resolves the host first and checks every resolved address, so a public name
-that resolves to a private address is refused too; the fetcher then connects to the checked
-address only (see ``crawler.fetch.resolver``), which closes the DNS-rebinding window.
+that resolves to a private address is refused too. Connections then go to checked addresses only
+(Scrapy's resolver re-checks the address it hands out, ``crawler.fetch.middlewares.GuardedResolver``;
+Chromium connects through ``crawler.fetch.pinproxy.PinningProxy``), which closes the DNS-rebinding window.
 """
 
 from __future__ import annotations

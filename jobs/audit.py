@@ -36,11 +36,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from crawler.base import read_yaml
-from crawler.errors import InputError
+from crawler.base import InputError, RunStore, read_yaml
 from crawler.layout import LAYOUT
 from crawler.schema import PAGE_SCHEMA
-from crawler.storage import RunStore
 from jobs import staleness
 from jobs.collectors.serp import load_serp
 from jobs.config import AuditConfig, load_config
@@ -69,6 +67,9 @@ LEADERBOARD_DATA = "leaderboard/leaderboard_data.json"
 INCOMPLETE_STAMP = "leaderboard/INCOMPLETE.txt"
 LEADERBOARD_COVERAGE = "leaderboard/coverage.json"
 STATUS_COLUMNS = ("url_key", "status")
+#: The crawl settings of the last completed crawl: a rerun refetches the pages whose status a changed
+#: setting decides. Kept apart from the stage markers, which a rerun of an earlier stage removes.
+CRAWL_SETTINGS = f"{STAGE_MARKERS}/crawl_settings.json"
 
 
 def print_line(message: str) -> None:
@@ -129,7 +130,7 @@ class Audit:
         return False
 
     def crawl_settings(self) -> dict[str, Any]:
-        """The crawl settings that decide what is fetched (recorded in the crawl marker)."""
+        """The crawl settings that decide what is fetched (recorded in :data:`CRAWL_SETTINGS`)."""
         return self.config.crawl.fingerprint_payload()
 
     def refetch_statuses(self) -> tuple[set[str], list[str]]:
@@ -137,11 +138,10 @@ class Audit:
         statuses = staleness.retry_statuses(
             self.retry_failed, "crawl" in self.force, replay=bool(self.config.crawl.replay_warcs)
         )
-        marker = self.marker("crawl") or {}
-        if "settings" not in marker:
+        if not self.store.exists(CRAWL_SETTINGS):
             return statuses, []
         changed, unmapped = staleness.statuses_for(
-            staleness.changed_settings(marker["settings"], self.crawl_settings())
+            staleness.changed_settings(self.store.read_json(CRAWL_SETTINGS), self.crawl_settings())
         )
         return statuses | changed, unmapped
 
@@ -194,10 +194,9 @@ class Audit:
             wall_s=wall_s,
             counts=counts,
         )
-        marker = {"fingerprint": stage_fingerprint, "wall_s": wall_s}
         if stage == "crawl":
-            marker["settings"] = self.crawl_settings()
-        self.store.mark_done(STAGE_MARKERS, stage, marker)
+            self.store.write_json(CRAWL_SETTINGS, self.crawl_settings())
+        self.store.mark_done(STAGE_MARKERS, stage, {"fingerprint": stage_fingerprint, "wall_s": wall_s})
         self.log(f"[{stage}] done in {wall_s:.1f} s {_short(counts)}")
 
     def progress(self, stage: str) -> AbstractContextManager[Any]:
@@ -205,10 +204,13 @@ class Audit:
         if stage == "crawl":
             return crawl_progress(self.store, total=len(pc.unique(self.selected()["url_key"])))
         if stage == "judge":
-            return judge_progress(
-                self.store, lambda: 3 * self.judge_requests(self.read_pages(ALIAS_COLUMNS)).num_rows
-            )
+            return judge_progress(self.store, self.stage_requests_total)
         return nullcontext()
+
+    def stage_requests_total(self) -> int:
+        """Stage requests the judge stage makes: three per (fetched page, query) pair to judge."""
+        pairs = judge_pairs(self.cited_requests(), self.read_pages(ALIAS_COLUMNS))
+        return 3 * (pairs.num_rows - pairs["page_id"].null_count)
 
     # -- the pipeline --------------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
@@ -242,7 +244,10 @@ class Audit:
             scores_fp = fingerprint(judge_fp)
             self.run_stage("scores", scores_fp, self.stage_scores)
             coverage = self.measure_coverage()
-            reduce_fp = fingerprint(scores_fp, config.reduce.model_dump(mode="json"))
+            # the SERP names decide the official rank columns the reduce fills
+            reduce_fp = fingerprint(
+                scores_fp, config.reduce.fingerprint_payload(), sorted(config.inputs.serp)
+            )
             self.run_stage("reduce", reduce_fp, self.stage_reduce)
             self.stamp_leaderboard(coverage)
             if config.report is not None:
@@ -366,7 +371,12 @@ class Audit:
         return {"sources": scores.num_rows, **status_counts(scores)}
 
     def stage_reduce(self) -> dict[str, Any]:
-        summary = reduce_run(self.store.uri, self.config.reduce, self.config.cluster.ray)
+        summary = reduce_run(
+            self.store.uri,
+            self.config.reduce,
+            self.config.cluster.ray,
+            serp_systems=list(self.config.inputs.serp),
+        )
         return {"sources": summary["sources"], "systems": summary["systems"]}
 
     def stage_report(self) -> dict[str, Any]:
@@ -587,12 +597,12 @@ def run(args: argparse.Namespace) -> int:
         config = config_from_args(args)
         audit = Audit(config, retry_failed=args.retry_failed, force=frozenset(args.force))
         summary = audit.run()
+    except RUN_FAILURES as exc:  # before InputError: an unavailable endpoint is one too
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except RUN_FAILURES as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     print_summary(audit.store, summary)
     coverage = summary["coverage"]
     print(f"\n{coverage['diagnosis']}", file=sys.stderr if not coverage["complete"] else sys.stdout)

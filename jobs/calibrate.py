@@ -22,8 +22,7 @@ import sys
 import pandas as pd
 import pyarrow.dataset as ds
 
-from crawler.base import InputError, apply_override, validate_model
-from crawler.storage import RunStore
+from crawler.base import InputError, RunStore, apply_override, validate_model
 from jobs.analysis.calibration import Calibration, GateThresholds, calibrate, judge_scores
 from jobs.analysis.document import Report, Section, Table
 from jobs.analysis.fewshot import fewshot_yaml, pick_fewshot

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
-from crawler.errors import InputError
+from crawler.errors import InputError  # not crawler.base: `--version` and `--help` need no pydantic
 
 #: subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -35,8 +35,23 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 EXIT_BAD_INPUT = 2
 
 
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Keeps the description's layout and shows every option's default."""
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's layout and shows every option's default (unless its help names it)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if not action.option_strings or action.default is argparse.SUPPRESS or "default" in text.lower():
+            return text
+        default = action.default
+        if default is None or default == []:
+            shown = "none"
+        elif default is False:
+            shown = "off"
+        elif default is True:
+            shown = "on"
+        else:
+            shown = "%(default)s"
+        return f"{text} (default: {shown})"
 
 
 class Parser(argparse.ArgumentParser):

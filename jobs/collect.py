@@ -17,14 +17,15 @@ import json
 import logging
 import sys
 
-from crawler.errors import InputError
-from crawler.storage import RunStore
+from crawler.base import InputError, RunStore
 from jobs.cli import add_set_argument, dotted_overrides, positive_float, positive_int, run_module
+from jobs.collectors.bundles import write_answer_bundles
 from jobs.collectors.config import CollectConfig, load_collect_config
 from jobs.collectors.keys import KeyRing
 from jobs.collectors.runner import Sweep
 from jobs.collectors.sweeps import expand_templates, load_query_set, load_template_file, stratified_sample
 from jobs.collectors.systems import EndpointSystem, SerpSystem, load_systems
+from jobs.schemas import CITATIONS_SCHEMA
 
 log = logging.getLogger("sourcebench.collect")
 
@@ -135,6 +136,12 @@ def run(args: argparse.Namespace) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    answers = sweep.committed_answers(["system", "query_id", "status", "answer_text", "raw_response_json"])
+    citations = sweep.store.read_table("citations.parquet", schema=CITATIONS_SCHEMA)
+    bundles = write_answer_bundles(sweep.store, systems, answers, citations)
+    for name, outcome in bundles.items():
+        if "skipped" in outcome:
+            log.warning("no answer_url_bundle for %s: %s", name, outcome["skipped"])
     print(
         json.dumps(
             {
@@ -142,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
                 "queries": manifest["queries"],
                 "citations": manifest["citations"],
                 "answers_by_system_status": manifest["answers_by_system_status"],
+                "answer_url_bundles": bundles,
             }
         )
     )

@@ -38,11 +38,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from crawler.errors import InputError, validate_model
-from crawler.storage import RunStore
-from jobs.cli import nonnegative_float, positive_float, positive_int, run_module
+from crawler.base import ConfigModel, InputError, RunStore, validate_model
+from jobs.cli import run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run
 from jobs.ray_runtime import RayConfig, ensure_ray
@@ -55,26 +54,34 @@ from judge.run import validate_requests
 _WARMUP_GROUPS = ("cold", "warm")
 
 
-class CostbenchOptions(BaseModel):
+class CostbenchOptions(ConfigModel):
     """What to time and how to price it (from the command line)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(frozen=True)
 
-    sample: list[int] = Field(description="Timed sample sizes in pages (at least two different ones).")
-    warmup: int = Field(ge=1, description="Pages of each of the two warm-up runs (cold, then warm).")
-    workers: int = Field(ge=1, description="Workers (engine replicas) of the projected job: one start each.")
-    gpus: float = Field(gt=0, description="GPUs the measured vllm engine held.")
-    gpus_per_node: int = Field(ge=1, description="GPUs of one node (node-hours = GPU-hours / this).")
-    cpus_per_node: int | None = Field(ge=1, description="CPU cores of one node, for the nodes' core-hours.")
-    compare_layouts: bool = Field(description="Time the paper and the shared layout on the same pages.")
-    core_hour_price: float | None = Field(ge=0, description="Price of one CPU core-hour (signals).")
-    gpu_hour_price: float | None = Field(ge=0, description="Price of one GPU-hour (vllm).")
-    price_per_1m_input: float | None = Field(ge=0, description="Price per 1M uncached prompt tokens.")
-    price_per_1m_cached: float | None = Field(ge=0, description="Price per 1M cached prompt tokens.")
-    price_per_1m_output: float | None = Field(ge=0, description="Price per 1M output tokens.")
-    rate_limit_rpm: float | None = Field(gt=0, description="The endpoint's requests-per-minute limit.")
-    rate_limit_tpm: float | None = Field(gt=0, description="The endpoint's tokens-per-minute limit.")
-    gpu: GpuThroughput = Field(description="GPU throughputs of the vllm GPU projection.")
+    sample: list[int] = Field([50, 100], description="Timed sample sizes in pages (two or more).")
+    warmup: int = Field(5, ge=1, description="Pages of each of the two warm-up runs (cold, then warm).")
+    workers: int = Field(
+        1, ge=1, description="Workers (engine replicas) of the projected job: one start each."
+    )
+    compare_layouts: bool = Field(
+        False, description="Time the paper and the shared layout on the same pages."
+    )
+    gpus: float = Field(1.0, gt=0, description="GPUs the measured vllm engine held.")
+    gpus_per_node: int = Field(8, ge=1, description="GPUs of one node (node-hours = GPU-hours / this).")
+    cpus_per_node: int | None = Field(None, ge=1, description="CPU cores of one GPU node (its core-hours).")
+    core_hour_price: float | None = Field(None, ge=0, description="Price of one CPU core-hour (signals).")
+    gpu_hour_price: float | None = Field(None, ge=0, description="Price of one GPU-hour (vllm).")
+    price_per_1m_input: float | None = Field(None, ge=0, description="Price per 1M uncached prompt tokens.")
+    price_per_1m_cached: float | None = Field(None, ge=0, description="Price per 1M cached prompt tokens.")
+    price_per_1m_output: float | None = Field(None, ge=0, description="Price per 1M output tokens.")
+    rate_limit_rpm: float | None = Field(
+        None, gt=0, description="The endpoint's limit of requests per minute."
+    )
+    rate_limit_tpm: float | None = Field(None, gt=0, description="The endpoint's limit of tokens per minute.")
+    gpu: GpuThroughput = Field(
+        default_factory=GpuThroughput, description="GPU throughputs of the vllm GPU projection."
+    )
 
     @field_validator("sample")
     @classmethod
@@ -85,62 +92,43 @@ class CostbenchOptions(BaseModel):
         return sizes
 
 
+#: GpuThroughput fields that have a flag of their own.
+_GPU_FLAGS = {"gpu_name": "gpu", "gpu_prefill_tokens_per_s": "prefill_tokens_per_s",
+              "gpu_decode_tokens_per_s": "decode_tokens_per_s"}  # fmt: skip
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The judge's flags, --label, and one flag per CostbenchOptions field (its description is the help)."""
     add_judge_arguments(parser, rescore=False)
-    parser.add_argument(
-        "--sample", type=positive_int, nargs="+", default=[50, 100], help="Timed sample sizes (pages)."
-    )
-    parser.add_argument(
-        "--warmup", type=positive_int, default=5, help="Pages of each warm-up run (cold, warm)."
-    )
     parser.add_argument("--label", default="sample", help="Name of the costbench run under <run>/costbench/.")
-    parser.add_argument(
-        "--workers", type=positive_int, default=1, help="Workers of the projected job (one start each)."
-    )
-    parser.add_argument("--compare-layouts", action="store_true", help="Time paper and shared layouts.")
-    parser.add_argument(
-        "--gpus", type=positive_float, default=1.0, help="GPUs the measured vllm engine held."
-    )
-    parser.add_argument("--gpus-per-node", type=positive_int, default=8, help="GPUs of one node.")
-    parser.add_argument("--cpus-per-node", type=positive_int, help="CPU cores of one GPU node.")
-    parser.add_argument(
-        "--core-hour-price", type=nonnegative_float, help="Price of one CPU core-hour (signals)."
-    )
-    parser.add_argument("--gpu-hour-price", type=nonnegative_float, help="Price of one GPU-hour (vllm).")
-    parser.add_argument(
-        "--price-per-1m-input", type=nonnegative_float, help="Price per 1M uncached prompt tokens."
-    )
-    parser.add_argument(
-        "--price-per-1m-cached", type=nonnegative_float, help="Price per 1M cached prompt tokens."
-    )
-    parser.add_argument("--price-per-1m-output", type=nonnegative_float, help="Price per 1M output tokens.")
-    parser.add_argument(
-        "--rate-limit-rpm", type=positive_float, help="Endpoint limit: requests per minute (openai)."
-    )
-    parser.add_argument(
-        "--rate-limit-tpm", type=positive_float, help="Endpoint limit: tokens per minute (openai)."
-    )
-    parser.add_argument(
-        "--gpu-prefill-tokens-per-s", type=positive_float, help="Measured GPU prefill tokens/s."
-    )
-    parser.add_argument(
-        "--gpu-decode-tokens-per-s", type=positive_float, help="Measured GPU decode tokens/s."
-    )
-    parser.add_argument("--gpu-name", help="The GPU the measured throughputs come from.")
+    for name, field in CostbenchOptions.model_fields.items():
+        if name == "gpu":
+            continue
+        flag, default = "--" + name.replace("_", "-"), field.get_default()
+        help_text = field.description + ("" if default is None else f" (default: {default})")
+        if field.annotation is bool:
+            parser.add_argument(flag, action="store_true", default=None, help=field.description)
+        elif name == "sample":
+            parser.add_argument(flag, type=int, nargs="+", help=help_text)
+        else:
+            number = int if "int" in str(field.annotation) else float
+            parser.add_argument(flag, type=number, help=help_text)
+    for flag, name in _GPU_FLAGS.items():
+        field = GpuThroughput.__dataclass_fields__[name]
+        parser.add_argument("--" + flag.replace("_", "-"), type=type(field.default),
+                            help=f"GPU projection: {name} (default: {field.default})")  # fmt: skip
 
 
 def options_from(args: argparse.Namespace) -> CostbenchOptions:
     """The typed options of one costbench run (InputError naming the flag when one is wrong)."""
-    fields = set(CostbenchOptions.model_fields) - {"gpu"}
-    data: dict[str, Any] = {name: getattr(args, name) for name in fields}
-    gpu = {
-        "gpu": args.gpu_name,
-        "prefill_tokens_per_s": args.gpu_prefill_tokens_per_s,
-        "decode_tokens_per_s": args.gpu_decode_tokens_per_s,
+    data: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in CostbenchOptions.model_fields
+        if getattr(args, name, None) is not None
     }
-    data["gpu"] = {k: v for k, v in gpu.items() if v is not None}
-    if data["gpu"] and "gpu" not in data["gpu"]:
-        data["gpu"]["gpu"] = "as given on the command line"
+    gpu = {name: getattr(args, flag) for flag, name in _GPU_FLAGS.items() if getattr(args, flag) is not None}
+    if gpu:
+        data["gpu"] = {"gpu": "as given on the command line", **gpu}
     return validate_model(CostbenchOptions, data, "command line")
 
 

@@ -17,7 +17,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from crawler.base import ConfigModel
 
 COVERAGE_PATH = "scores/coverage.json"
 
@@ -44,10 +46,10 @@ FIXES: dict[str, str] = {
 }
 
 
-class CoverageConfig(BaseModel):
+class CoverageConfig(ConfigModel):
     """When an audit counts as complete (``sourcebench audit`` exits 0 only then)."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    model_config = ConfigDict(validate_assignment=True)
 
     min_share: float = Field(
         default=0.8,

@@ -26,13 +26,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from crawler.base import apply_override
+from crawler.base import InputError, RunStore, apply_override
 from crawler.config import CrawlConfig
-from crawler.errors import InputError
 from crawler.runner import STAGE, reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
 from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, shard_name
-from crawler.storage import RunStore
 from jobs.cli import add_set_argument, positive_int, run_module
 from jobs.progress import crawl_progress
 from jobs.ray_runtime import RayConfig, ensure_ray

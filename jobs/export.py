@@ -7,6 +7,10 @@ carries ``aggregated_sources`` with the official fields (``agg_source_id``, ``ur
 ``search_result_date``, ``search_result_last_updated``, ``title``, ``content_vector``,
 ``content_vector_justification``, ``scoring_meta``) plus ours (``url_key``, ``page_status``,
 ``judge_status``). A source whose page failed or was not judged keeps null scores, as in the run.
+When the run's reduce had a SERP, each source also carries the official rank columns
+(``avg_ge_freq``, ``relative_se_rank``, ``normalized_reciprocal_se_rank``, ``reciprocal_se_rank``),
+each query record the two overlap percentages, and ``<system>.geo_scores.json`` is the official
+rank file (``compute_metrics.py --rank-run NAME=<system>.geo_scores.json``).
 
 Usage: ``python -m jobs.export --run RUN_URI --out DIR``
 """
@@ -15,19 +19,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
 
-from crawler.errors import InputError
+from crawler.base import InputError, RunStore
 from crawler.schema import PAGE_SCHEMA
-from crawler.storage import RunStore
-from jobs.leaderboard.writers import json_query_id
+from jobs.leaderboard.metrics import RANK_COLUMNS
+from jobs.leaderboard.writers import json_query_id, safe_file_name
 from judge import content_vectors, read_judgments
 from judge.rubric import DIMENSION_KEYS
 
+#: The official rank columns of a source and of a query (jobs.leaderboard.ranks).
+SOURCE_RANK_COLUMNS = RANK_COLUMNS[:4]
+QUERY_RANK_COLUMNS = RANK_COLUMNS[4:]
 PAGE_FIELDS = ("url_key", "text_full", "title", "published_date", "modified_date", "domain_category")
 
 
@@ -58,6 +66,7 @@ def enriched_records(store: RunStore) -> dict[str, list[dict[str, Any]]]:
         spellings[(row["model_name"], row["query_id"], row["url_key"])].append(row["cited_url"])
     pages = by_key(store.read_table("pages", PAGE_SCHEMA).select(list(PAGE_FIELDS)), "url_key")
     vectors = by_key(content_vectors(read_judgments(store.uri)), "url_key", "query_id")
+    ranks = rank_rows(store)
     exported_at = datetime.now(UTC).isoformat(timespec="seconds")
 
     records: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
@@ -98,9 +107,51 @@ def enriched_records(store: RunStore) -> dict[str, list[dict[str, Any]]]:
                 "url_key": row["url_key"],
                 "page_status": row.get("page_status"),
                 "judge_status": row.get("judge_status"),
+                **{
+                    k: v
+                    for k, v in ranks.get((system, query_id, row["agg_source_id"]), {}).items()
+                    if k in SOURCE_RANK_COLUMNS
+                },
             }
         )
+        query_ranks = ranks.get((system, query_id, row["agg_source_id"]), {})
+        if "percentage_ge_sources_not_in_se_sources" in query_ranks:
+            for key in QUERY_RANK_COLUMNS:
+                record[key] = query_ranks[key]
     return {system: list(by_query.values()) for system, by_query in records.items()}
+
+
+def rank_rows(store: RunStore) -> dict[tuple[str, str, str], dict[str, float | None]]:
+    """(system, query_id, agg_source_id) -> the official rank columns the reduce filled (none: {})."""
+    path = "leaderboard/source_metrics.parquet"
+    if not store.exists(path):
+        return {}
+    table = store.read_table(path).select(["model_name", "query_id", "agg_source_id", *RANK_COLUMNS])
+    found = {}
+    for row in table.to_pylist():
+        values = {k: (None if row[k] is None or math.isnan(row[k]) else row[k]) for k in RANK_COLUMNS}
+        if any(v is not None for v in values.values()):
+            found[(row["model_name"], row["query_id"], row["agg_source_id"])] = values
+    return found
+
+
+def rank_file(records: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The official ``--rank-run`` file of one system's enriched records (None without rank data)."""
+    results = []
+    for record in records:
+        if "percentage_ge_sources_not_in_se_sources" not in record:
+            continue
+        results.append(
+            {
+                "query_id": record["query_id"],
+                "percentage_ge_sources_not_in_se_sources": record["percentage_ge_sources_not_in_se_sources"],
+                "ge_sources": [
+                    {"agg_source_id": s["agg_source_id"], **{k: s.get(k) for k in SOURCE_RANK_COLUMNS}}
+                    for s in record["aggregated_sources"]
+                ],
+            }
+        )
+    return {"results": results} if results else None
 
 
 def export_enriched_json(run_uri: str, out_uri: str) -> dict[str, str]:
@@ -111,11 +162,11 @@ def export_enriched_json(run_uri: str, out_uri: str) -> dict[str, str]:
         name = f"{safe_file_name(system)}.enriched.json"
         out.write_bytes(name, json.dumps(records, indent=2, ensure_ascii=False).encode("utf-8"))
         written[system] = out.uri_of(name)
+        ranks = rank_file(records)
+        if ranks is not None:  # for compute_metrics.py --rank-run SYSTEM=<file>
+            rank_name = f"{safe_file_name(system)}.geo_scores.json"
+            out.write_bytes(rank_name, json.dumps(ranks, indent=2, ensure_ascii=False).encode("utf-8"))
     return written
-
-
-def safe_file_name(system: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in system) or "system"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

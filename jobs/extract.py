@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from crawler.errors import InputError
+from crawler.base import InputError
 from crawler.extract import extract_page
 from crawler.records import json_ready, page_record
 from crawler.urls import InvalidURL, canonicalize_url

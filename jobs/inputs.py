@@ -30,10 +30,9 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from crawler.base import InputError, resolve_uri
 from crawler.domains import domain_category, registered_domain
-from crawler.errors import InputError
 from crawler.records import page_record, records_to_table
-from crawler.storage import resolve_uri
 from crawler.urls import InvalidURL, canonicalize_url, url_key
 from jobs.schemas import CITATIONS_SCHEMA, QUERIES_SCHEMA, SOURCE_SCORES_SCHEMA
 from judge.rubric import DIMENSION_KEYS

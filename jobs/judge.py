@@ -45,6 +45,8 @@ _OVERRIDES = {
     "cache_uri": "cache_uri",
     "accelerator_type": "vllm.accelerator_type",
     "base_url": "openai.base_url",
+    "executor": "executor",
+    "workers": "workers",
 }
 
 
@@ -74,6 +76,10 @@ def add_arguments(parser: argparse.ArgumentParser, rescore: bool = True) -> None
     parser.add_argument(
         "--num-cpus", type=positive_int, help="Logical CPUs of a local Ray (vLLM on CPU needs ~8)."
     )
+    parser.add_argument(
+        "--executor", choices=["auto", "ray", "local"], help="Where units run (default auto: Ray if running)."
+    )
+    parser.add_argument("--workers", type=positive_int, help="Most unit workers (Ray actors) at once.")
 
 
 def load_judge_config(args: argparse.Namespace) -> JudgeConfig:
@@ -107,7 +113,25 @@ def read_requests(path: str) -> pa.Table:
     missing = [c for c in REQUEST_COLUMNS if c not in table.column_names]
     if missing:
         raise InputError(path, f"missing column {missing[0]!r}", line=1, field=missing[0])
+    check_request_texts(path, table)
     return table
+
+
+def check_request_texts(path: str, table: pa.Table) -> None:
+    """A (url_key, query_id) pair given twice must ask the same question (else which one is judged?)."""
+    first: dict[tuple[str, str], tuple[int, str]] = {}
+    offset = 2 if path.endswith(".csv") else 0  # CSV: header on line 1; Parquet: 0-based record
+    columns = [table[c].to_pylist() for c in REQUEST_COLUMNS]
+    for i, (url_key, query_id, text) in enumerate(zip(*columns, strict=True)):
+        seen = first.setdefault((url_key, query_id), (i, text))
+        if seen[1] != text:
+            raise InputError(
+                path,
+                f"url_key {url_key!r} with query_id {query_id!r} has another query_text than at record "
+                f"{seen[0] + offset}",
+                line=i + offset,
+                field="query_text",
+            )
 
 
 def requests_from_run(store: RunStore) -> pa.Table:
@@ -140,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("command line", "--rescore needs a change to rescore with", field="--rescore")
         store = RunStore(args.run)
         requests = read_requests(args.requests) if args.requests else requests_from_run(store)
-        if config.engine == "vllm":
+        if config.engine == "vllm" or config.executor == "ray":
             ensure_ray(RayConfig(num_cpus=args.num_cpus))
         summary = judge_run(store.uri, requests, config)
     except InputError as exc:

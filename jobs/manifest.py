@@ -28,8 +28,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from crawler.errors import InputError
-from crawler.storage import RunStore, resolve_uri
+from crawler.base import InputError, RunStore, resolve_uri
 
 MANIFEST_PATH = "manifest.json"
 #: Set by cluster/submit.sh: a `ray job submit` working dir ships without .git.

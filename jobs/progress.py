@@ -9,6 +9,7 @@ file, ``ray job submit``'s job log) the same numbers are printed as a plain line
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -33,6 +34,16 @@ def _duration(seconds: float) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def _width(stream: IO[str]) -> dict[str, Any]:
+    """Follow the terminal's size, or 100 x 24 where it reports none (a fresh pseudo-terminal reports
+    0 x 0, and tqdm hides every bar below the last of 0 rows)."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        size = os.terminal_size((0, 0))
+    return {"dynamic_ncols": True} if size.columns and size.lines else {"ncols": 100, "nrows": 24}
 
 
 def progress_line(name: str, done: int, total: int | None, unit: str, elapsed: float, start: int) -> str:
@@ -97,7 +108,7 @@ class StageProgress:
                 file=self.stream,
                 position=position,
                 leave=True,
-                dynamic_ncols=True,
+                **_width(self.stream),
             )
         self._thread = threading.Thread(target=self._poll, name=f"progress-{self.name}", daemon=True)
         self._thread.start()

@@ -18,24 +18,26 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from crawler.base import InputError, apply_override, validate_model
-from crawler.storage import RunStore, resolve_uri
+from crawler.base import InputError, RunStore, apply_override, resolve_uri, validate_model
 from jobs.cli import Deprecated, add_set_argument, nonnegative_int
+from jobs.collectors.serp import load_serp
 from jobs.inputs import load_enriched_scores, load_query_types
 from jobs.leaderboard.aggregate import LeaderboardAccumulator
 from jobs.leaderboard.batches import PARTIAL_COLUMNS, from_ipc, summarize_batch
 from jobs.leaderboard.config import ReduceConfig
 from jobs.leaderboard.intervals import add_intervals
 from jobs.leaderboard.metrics import SOURCE_METRICS_SCHEMA
+from jobs.leaderboard.ranks import citation_counts, rank_metrics
 from jobs.leaderboard.writers import StreamingCsv, leaderboard_payload, write_leaderboard_files
 from jobs.ray_runtime import RayConfig, ensure_ray, input_errors_unwrapped
 from jobs.schemas import SOURCE_SCORES_SCHEMA
@@ -118,7 +120,11 @@ def check_score_columns(path: str, schema: pa.Schema) -> None:
 
 
 def ray_summaries(
-    specs: list[RunSpec], query_types: dict[str, str], config: ReduceConfig, ray_config: RayConfig | None
+    specs: list[RunSpec],
+    query_types: dict[str, str],
+    config: ReduceConfig,
+    ray_config: RayConfig | None,
+    ranks: pa.Table | None = None,
 ) -> Iterator[pa.Table]:
     """Summaries computed by Ray Data tasks, in input order."""
     import ray
@@ -144,7 +150,7 @@ def ray_summaries(
                 summarize_batch,
                 batch_format="pyarrow",
                 batch_size=config.batch_size,
-                fn_kwargs={**kwargs, "policy": config.policy},
+                fn_kwargs={**kwargs, "policy": config.policy, "ranks": ranks},
             )
         )
     dataset = datasets[0].union(*datasets[1:]) if len(datasets) > 1 else datasets[0]
@@ -169,7 +175,7 @@ def local_batches(
 
 
 def local_summaries(
-    specs: list[RunSpec], query_types: dict[str, str], config: ReduceConfig
+    specs: list[RunSpec], query_types: dict[str, str], config: ReduceConfig, ranks: pa.Table | None = None
 ) -> Iterator[pa.Table]:
     """Summaries computed by a thread pool in this process (Arrow kernels release the GIL), in order.
 
@@ -179,7 +185,7 @@ def local_summaries(
     with ThreadPoolExecutor(threads) as pool:
         window: deque[Future[pa.Table]] = deque()
         for batch, name, types, source in local_batches(specs, query_types, config.batch_size):
-            window.append(pool.submit(summarize_batch, batch, name, types, config.policy, source))
+            window.append(pool.submit(summarize_batch, batch, name, types, config.policy, source, ranks))
             if len(window) >= 2 * threads:
                 yield window.popleft().result()
         while window:
@@ -201,8 +207,12 @@ def reduce_specs(
     config: ReduceConfig | None = None,
     query_metadata: str | None = None,
     ray_config: RayConfig | None = None,
+    ranks: pa.Table | None = None,
 ) -> dict[str, Any]:
-    """Reduce one or more runs into the leaderboard folder ``out_uri``; returns a summary."""
+    """Reduce one or more runs into the leaderboard folder ``out_uri``; returns a summary.
+
+    ``ranks`` (:mod:`jobs.leaderboard.ranks`) fills the six official rank columns.
+    """
     config = config or ReduceConfig()
     check_distinct(specs)
     for spec in specs:  # fail on a wrong path before starting Ray
@@ -214,9 +224,9 @@ def reduce_specs(
     query_types = load_query_types(query_metadata)
     on_ray = use_ray(config, ray_config)
     summaries = (
-        input_errors_unwrapped(ray_summaries(specs, query_types, config, ray_config))
+        input_errors_unwrapped(ray_summaries(specs, query_types, config, ray_config, ranks))
         if on_ray
-        else local_summaries(specs, query_types, config)
+        else local_summaries(specs, query_types, config, ranks)
     )
     runs = [{"model_name": s.name, "score_file": s.path, "rank_file": None} for s in specs]
     summary = reduce_summaries(summaries, RunStore(out_uri), config, runs)
@@ -262,12 +272,50 @@ def reduce_summaries(
 
 
 def reduce_run(
-    run_uri: str, config: ReduceConfig | None = None, ray_config: RayConfig | None = None
+    run_uri: str,
+    config: ReduceConfig | None = None,
+    ray_config: RayConfig | None = None,
+    serp_systems: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Reduce an audit run: ``<run>/scores/`` -> ``<run>/leaderboard/``."""
+    """Reduce an audit run: ``<run>/scores/`` -> ``<run>/leaderboard/``.
+
+    With SERP systems (the audit's ``inputs.serp``), the first by name fills the official rank
+    columns from the run's citations.
+    """
     store = RunStore(run_uri)
     spec = RunSpec(None, store.uri_of("scores"))
-    return reduce_specs([spec], store.uri_of("leaderboard"), config, ray_config=ray_config)
+    ranks = audit_ranks(store, sorted(serp_systems)[0]) if serp_systems else None
+    return reduce_specs([spec], store.uri_of("leaderboard"), config, ray_config=ray_config, ranks=ranks)
+
+
+def audit_ranks(store: RunStore, serp_system: str) -> pa.Table:
+    """The rank columns of an audit run's scored sources against one of its SERP systems."""
+    columns = ["model_name", "query_id", "agg_source_id", "source_url"]
+    sources = store.read_table("scores").select(columns).to_pandas().rename(columns={"source_url": "url"})
+    citations = store.read_table("inputs/citations.parquet").to_pandas()
+    serp = citations[citations["system"] == serp_system]
+    return rank_metrics(sources, serp, serp_system, citation_counts(citations))
+
+
+def input_ranks(specs: list[RunSpec], serp: str, query_types: dict[str, str]) -> pa.Table:
+    """The rank columns of ``--scores`` inputs against a SERP file given as ``NAME=PATH``."""
+    name, _, path = serp.partition("=")
+    if not name.strip() or not path.strip():
+        raise InputError("--serp", f"expected NAME=PATH, got {serp!r}")
+    columns = ["model_name", "query_id", "agg_source_id", "source_url"]
+    frames = []
+    for spec in specs:
+        if is_enriched_json(spec):
+            table = load_enriched_scores(spec.path, spec.name, query_types).select(columns)
+        else:
+            fs, files = parquet_files(spec)
+            table = pa.concat_tables([pq.read_table(f, columns=columns, filesystem=fs) for f in files])
+            if spec.name is not None:
+                table = table.set_column(0, "model_name", pa.array([spec.name] * table.num_rows, pa.string()))
+        frames.append(table.to_pandas())
+    sources = pd.concat(frames, ignore_index=True).rename(columns={"source_url": "url"})
+    rows = load_serp(path.strip(), name.strip()).to_pandas()
+    return rank_metrics(sources, rows, name.strip())
 
 
 def print_leaderboard(rows: list[dict[str, Any]]) -> None:
@@ -314,6 +362,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="ray (Ray Data), local (threads, no Ray start-up) or auto: ray when a cluster is addressed",
     )
+    parser.add_argument(
+        "--serp",
+        metavar="NAME=PATH",
+        help="a search engine's ranked results (CSV query_id,rank,url, JSONL or JSON; docs/collect.md): "
+        "fills the six official rank/overlap columns (jobs.leaderboard.ranks)",
+    )
     parser.add_argument("--ray-address", help="Ray cluster address (default: $RAY_ADDRESS or local)")
     add_set_argument(parser, "batch_size=8192")
 
@@ -330,12 +384,10 @@ def run(args: argparse.Namespace) -> int:
     for assignment in args.overrides:
         apply_override(settings, assignment)
     config = validate_model(ReduceConfig, settings, "command line")
+    specs = [RunSpec.parse(text) for text in args.inputs]
+    ranks = input_ranks(specs, args.serp, load_query_types(args.query_metadata)) if args.serp else None
     summary = reduce_specs(
-        [RunSpec.parse(text) for text in args.inputs],
-        args.out,
-        config,
-        args.query_metadata,
-        RayConfig(address=args.ray_address),
+        specs, args.out, config, args.query_metadata, RayConfig(address=args.ray_address), ranks
     )
     store = RunStore(args.out)
     print_leaderboard(store.read_json("leaderboard_data.json")["overall"])

@@ -22,8 +22,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
-
 #: Every projection is for this many pages.
 PAGES_PER_PROJECTION = 1_000_000
 
@@ -86,29 +84,38 @@ def steady_state(cold: Timing, warm: Timing, timed: Sequence[Timing]) -> SteadyS
     return SteadyState(mean, tuple(per_size), spread, start, per_run)
 
 
-class GpuThroughput(BaseModel):
+@dataclass(frozen=True)
+class GpuThroughput:
     """Throughputs of the judge model on one GPU, from which token counts become GPU-seconds.
 
     The defaults are a roofline for Qwen3-8B in bf16 on one H200 (docs/judge.md, "Cost"): prefill
     ~15.1 GFLOP per token at a 4k-token prompt against 989 dense bf16 TFLOPS at 50 % utilisation;
     decode at 4.5k tokens of context reads ~147 KB of KV cache per token of context per sequence
     plus 16.4 GB of weights per step, at 70 % of 4.8 TB/s. They are projected, not measured:
-    ``bench/gpu_prefill.py`` on a GPU replaces them with measurements.
+    ``bench/gpu_prefill.py`` on a GPU replaces them with measurements. (A dataclass, not a pydantic
+    model, so that the bench runs where only PyTorch and transformers are installed.)
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    gpu: str = "H200 (roofline, not measured)"
+    """The GPU and where the figures come from."""
+    prefill_tokens_per_s: float = 30_000.0
+    """Prompt tokens prefilled per second."""
+    decode_tokens_per_s: float = 4_500.0
+    """Output tokens per second over the whole decode batch."""
+    prefill_efficiency: float = 1.0
+    """vLLM's prefill throughput relative to the figure above."""
+    decode_efficiency: float = 1.0
+    """vLLM's decode throughput relative to the figure above (batching, paged KV cache)."""
 
-    gpu: str = Field("H200 (roofline, not measured)", description="The GPU and where the figures come from.")
-    prefill_tokens_per_s: float = Field(30_000.0, gt=0, description="Prompt tokens prefilled per second.")
-    decode_tokens_per_s: float = Field(
-        4_500.0, gt=0, description="Output tokens per second over the whole decode batch."
-    )
-    prefill_efficiency: float = Field(
-        1.0, gt=0, description="vLLM's prefill throughput relative to the figure above."
-    )
-    decode_efficiency: float = Field(
-        1.0, gt=0, description="vLLM's decode throughput relative to the figure above (batching, paging)."
-    )
+    def __post_init__(self) -> None:
+        for name in (
+            "prefill_tokens_per_s",
+            "decode_tokens_per_s",
+            "prefill_efficiency",
+            "decode_efficiency",
+        ):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be positive")
 
     def seconds_per_page(self, prefill_tokens: float, output_tokens: float) -> float:
         """GPU-seconds for one page's prefilled and output tokens.

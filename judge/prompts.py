@@ -22,7 +22,8 @@ from pathlib import Path
 
 import yaml
 
-from crawler.errors import InputError
+from crawler.base import InputError
+from crawler.manipulation import name_visible, update_notice
 from judge.config import PromptConfig
 from judge.output import stage_json_schema
 from judge.packet import PagePacket, StageRequest
@@ -173,12 +174,17 @@ def _stage_context(request: StageRequest, config: PromptConfig) -> str:
     """The stage-specific part of the input packet (dates for meta, layout signals for layout)."""
     page = request.page
     if request.stage == "meta":
+        shown = [a for a in page.authors if name_visible(a, page.text)]
+        unseen = [a for a in page.authors if a not in shown]
+        updated = page.modified_date or "unknown"
+        if page.modified_date and not update_notice(page.text, page.modified_date):
+            updated += " (stated only in the page's metadata; the page shows no update notice)"
         return (
             f"Today's date: {_date_label(config.today)}\n"
-            f"Published: {page.published_date or 'unknown'}; "
-            f"last updated: {page.modified_date or 'unknown'}\n"
-            f"Authors found by the crawler: {', '.join(page.authors) if page.authors else 'none'}\n"
-            f"Site: {page.site_name or 'unknown'}; domain: {page.domain or 'unknown'}"
+            f"Published: {page.published_date or 'unknown'}; last updated: {updated}\n"
+            f"Authors named on the visible page: {', '.join(shown) if shown else 'none'}"
+            + (f"; named only in structured data, unseen by readers: {', '.join(unseen)}" if unseen else "")
+            + f"\nSite: {page.site_name or 'unknown'}; domain: {page.domain or 'unknown'}"
         )
     if request.stage == "layout":
         shown = {k: v for k, v in page.signals.items() if v is not None and k != "schema_org_types"}

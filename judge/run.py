@@ -149,6 +149,7 @@ def judge_run(
             counts.already_done += marker["stage_requests"]
         else:
             pending.append(unit)
+    planned = time.perf_counter()
     stage = driver.engine.prompt_stage()
     if pending and stage is not None:
         _run_prompt_stage(driver, pending, stage, counts)
@@ -172,6 +173,8 @@ def judge_run(
         "statuses": dict(counts.statuses),
         **{name: int(counts.tokens[name]) for name in TOKEN_FIELDS},
         "engine_latency_s": round(counts.latency_s, 3),
+        "plan_s": round(planned - started, 3),
+        "judge_s": round(time.perf_counter() - planned, 3),
         "wall_s": round(time.perf_counter() - started, 3),
     }
     store.write_json(LAYOUT.judge_summary(), summary)

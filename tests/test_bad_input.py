@@ -534,6 +534,17 @@ CASES: list[Case] = [
         lambda t: ["judge", "--run", str(t), "--requests", write(t, "r.parquet", BINARY)],
         ["r.parquet"],
     ),
+    (
+        "judge-requests-conflicting-text",
+        lambda t: [
+            "judge",
+            "--run",
+            str(t),
+            "--requests",
+            write(t, "r.csv", "url_key,query_id,query_text\nk1,1,first question\nk1,1,another question\n"),
+        ],
+        ["r.csv", "line 3", "query_text"],
+    ),
     # -- calibrate ---------------------------------------------------------------------------------
     (
         "calibrate-dimension-typo",
@@ -883,5 +894,7 @@ def test_a_closed_pipe_is_no_traceback() -> None:
 def test_every_option_shows_its_default(command: str) -> None:
     parser, _ = build_parser(command, *SUBCOMMANDS[command])
     options = [a for a in parser._actions if a.option_strings and a.dest != "help"]
-    text = parser.format_help()
-    assert options and text.count("(default:") >= len(options), text
+    formatter = parser._get_formatter()
+    assert options
+    for action in options:
+        assert "default" in formatter._get_help_string(action).lower(), action.option_strings

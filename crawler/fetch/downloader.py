@@ -65,8 +65,7 @@ class HostSlotDownloader(Downloader):
 
     @staticmethod
     def _apply_floor(slot: Slot, floor: float) -> None:
-        if slot.delay <= floor:
-            slot.delay, slot.jitter = floor, 0.0  # jitter would go below the floor half the time
+        slot.delay, slot.jitter = max(slot.delay, floor), 0.0  # jitter would go below the floor
 
     def _process_queue(self, slot: Slot) -> None:
         if slot.latercall:

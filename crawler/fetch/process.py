@@ -25,6 +25,7 @@ def main(spec_path: str) -> int:
     from scrapy.crawler import CrawlerProcess
 
     from crawler.config import CrawlConfig
+    from crawler.fetch.pinproxy import PinningProxy
     from crawler.fetch.render import SubresourceGuard
     from crawler.fetch.settings import scrapy_settings
     from crawler.fetch.sink import PartSink
@@ -39,8 +40,10 @@ def main(spec_path: str) -> int:
         store, shard.shard_id, spec["first_seq"], config.flush_every, flush_bytes=64 * 1024 * 1024
     )
     guard = SubresourceGuard(config.network.address_policy())
+    renders = config.render.policy != "never" and not config.replay_warcs
+    proxy = PinningProxy(config.network.address_policy()) if renders else None
     started = time.monotonic()
-    process = CrawlerProcess(scrapy_settings(config, guard))
+    process = CrawlerProcess(scrapy_settings(config, guard, proxy))
     crawler = process.create_crawler(PageSpider)
 
     def write_report(stalled: str | None = None) -> None:
@@ -50,8 +53,8 @@ def main(spec_path: str) -> int:
             "parts": sink.parts,
             "wall_s": round(time.monotonic() - started, 3),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-            "render_blocked_requests": guard.blocked[:100],
-            "render_blocked_count": len(guard.blocked),
+            "render_blocked_requests": [*guard.blocked, *(proxy.blocked if proxy else [])][:100],
+            "render_blocked_count": len(guard.blocked) + len(proxy.blocked if proxy else []),
             "render_contexts_opened": stats.get("playwright/context_count", 0),
             "render_contexts_max_open": stats.get("playwright/context_count/max_concurrent", 0),
             "stalled": stalled,

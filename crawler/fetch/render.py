@@ -2,7 +2,10 @@
 
 Chromium fetches subresources (scripts, XHR, images, iframes) itself, outside Scrapy's middlewares.
 Every one of them passes Playwright route interception, where ``SubresourceGuard`` resolves the
-host and aborts the request if the SSRF policy refuses it. Playwright does not route the hops of a
+host and aborts the request if the SSRF policy refuses it; every connection Chromium then opens goes
+through the shard's ``PinningProxy``, which resolves the host again and connects only to an address
+it checked (Chromium resolves no name itself, so DNS rebinding and its own ``localhost`` -> ``::1``
+cannot slip past the check). Playwright does not route the hops of a
 redirect Chromium follows itself, so a page is only ever rendered at the final URL of its static
 fetch, whose redirects the Scrapy guard already checked.
 """
@@ -20,15 +23,19 @@ from scrapy import Request, Spider
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 from scrapy_playwright.handler import ScrapyPlaywrightDownloadHandler
+from scrapy_playwright.page import PageMethod
 
 from crawler.config import RenderConfig
 from crawler.fetch.middlewares import crawl_config
 from crawler.netguard import AddressPolicy, BlockedAddress, is_ip_literal
+from crawler.visibility import MARK_HIDDEN_SCRIPT
 
 #: Schemes Chromium resolves without the network.
 LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
 #: Seconds a browser context gets to close before it is left to the browser's shutdown.
 CLOSE_TIMEOUT_S = 10.0
+#: Scrapy setting holding the shard's PinningProxy (Chromium connects through it only).
+PROXY_SETTING = "SOURCEBENCH_RENDER_PROXY"
 
 
 class SubresourceGuard:
@@ -122,9 +129,16 @@ class DeadlinePlaywrightHandler(ScrapyPlaywrightDownloadHandler):
         render = crawl_config(crawler).render
         self.deadline_s = render.deadline_s
         self.rotation = ContextRotation(render)
+        self.proxy = crawler.settings.get(PROXY_SETTING)
 
     async def _download_request(self, request: Request, spider: Spider | None = None) -> Response:
+        if self.proxy is not None:
+            await self.proxy.start()
         name = request.meta["playwright_context"] = self.rotation.next_context()
+        # last page method: the browser marks what it does not show (crawler.visibility removes it)
+        methods = request.meta.setdefault("playwright_page_methods", [])
+        if not any(getattr(m, "args", None) == (MARK_HIDDEN_SCRIPT,) for m in methods):
+            methods.append(PageMethod("evaluate", MARK_HIDDEN_SCRIPT))
         try:
             return await super()._download_request(request, spider)
         finally:

@@ -6,13 +6,20 @@ from typing import Any
 
 from crawler.config import CrawlConfig
 from crawler.fetch.middlewares import CONFIG_SETTING
-from crawler.fetch.render import SubresourceGuard
+from crawler.fetch.pinproxy import PinningProxy
+from crawler.fetch.render import PROXY_SETTING, SubresourceGuard
 
 _MW = "crawler.fetch.middlewares."
 
 
-def scrapy_settings(config: CrawlConfig, guard: SubresourceGuard | None = None) -> dict[str, Any]:
-    """Settings for ``CrawlerProcess``: politeness, limits, our middlewares, replay or Playwright."""
+def scrapy_settings(
+    config: CrawlConfig, guard: SubresourceGuard | None = None, proxy: PinningProxy | None = None
+) -> dict[str, Any]:
+    """Settings for ``CrawlerProcess``: politeness, limits, our middlewares, replay or Playwright.
+
+    ``guard`` checks each of Chromium's requests (and records what it blocked); ``proxy`` is where
+    Chromium's connections go, to addresses the policy allows only.
+    """
     polite, limits, render = config.politeness, config.limits, config.render
     settings: dict[str, Any] = {
         CONFIG_SETTING: config.model_dump(mode="json"),
@@ -74,7 +81,7 @@ def scrapy_settings(config: CrawlConfig, guard: SubresourceGuard | None = None) 
             PLAYWRIGHT_BROWSER_TYPE="chromium",
             PLAYWRIGHT_LAUNCH_OPTIONS={
                 "executable_path": render.chromium_path,
-                "args": list(render.chromium_flags),
+                "args": [*render.chromium_flags, *(proxy.chromium_flags if proxy else [])],
                 "headless": True,
             },
             PLAYWRIGHT_MAX_CONTEXTS=render.max_contexts,
@@ -83,4 +90,5 @@ def scrapy_settings(config: CrawlConfig, guard: SubresourceGuard | None = None) 
             PLAYWRIGHT_ABORT_REQUEST=guard,
             PLAYWRIGHT_CONTEXTS={},
         )
+        settings[PROXY_SETTING] = proxy
     return settings

@@ -21,8 +21,7 @@ import numpy as np
 import pandas as pd
 from pydantic import Field, field_validator
 
-from crawler.base import ConfigModel
-from crawler.storage import RunStore
+from crawler.base import ConfigModel, RunStore
 from jobs.analysis.agreement import agreement_summary, krippendorff_alpha
 from jobs.analysis.run_data import JUDGMENT_COLUMNS, read_frame
 from jobs.analysis.urls import canonical_url

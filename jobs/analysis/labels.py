@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from crawler.errors import InputError
+from crawler.base import InputError
 from jobs.analysis.urls import canonical_url
 from jobs.inputs import check_url, decode_utf8, iter_csv, normalize_query_id, read_input_bytes
 from judge.rubric import DIMENSION_KEYS, SCORE_MAX, SCORE_MIN

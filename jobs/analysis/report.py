@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from crawler.storage import RunStore
+from crawler.base import RunStore
 from jobs.analysis.analyses import Analyses, analyse, effective_config
 from jobs.analysis.config import ReportConfig
 from jobs.analysis.document import Figure, Report

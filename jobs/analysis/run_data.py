@@ -14,8 +14,7 @@ from typing import Any
 import pandas as pd
 import pyarrow.dataset as ds
 
-from crawler.errors import InputError
-from crawler.storage import RunStore
+from crawler.base import InputError, RunStore
 
 LEADERBOARD = "leaderboard"
 COLLECT_MANIFEST = "collect/manifest.json"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from crawler.lazy import lazy_exports
 
 #: public name -> the module that defines it (imported on first use, PEP 562: the audit imports
 #: jobs.collectors.serp without loading the HTTP client).
@@ -84,13 +85,4 @@ if TYPE_CHECKING:
     from jobs.collectors.tables import ANSWERS_SCHEMA
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        value = getattr(importlib.import_module(_HOMES[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'jobs.collectors' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from crawler.base import ConfigModel, InputError, read_yaml
+from crawler.base import ConfigModel, ConfigPath, InputError, from_command_line, read_yaml, validate_model
 
 
 class CollectConfig(ConfigModel):
     """What to ask, whom to ask, and where to write."""
 
-    out: str = Field(..., description="Run directory: a local path or s3://bucket/prefix.")
-    systems: list[str] = Field(default_factory=list, description="System definition files (JSON/YAML).")
+    out: ConfigPath = Field(..., description="Run directory: a local path or s3://bucket/prefix.")
+    systems: list[ConfigPath] = Field(
+        default_factory=list, description="System definition files (JSON/YAML)."
+    )
     serp: list[str] = Field(default_factory=list, description="SERP result files as NAME=PATH.")
-    queries: str | None = Field(None, description="Queries CSV (query_id,query,query_type[,language]).")
-    template: str | None = Field(None, description="Query template file, expanded across `languages`.")
+    queries: ConfigPath | None = Field(
+        None, description="Queries CSV (query_id,query,query_type[,language])."
+    )
+    template: ConfigPath | None = Field(None, description="Query template file, expanded across `languages`.")
     languages: list[str] = Field(default_factory=list, description="Languages to expand the template to.")
     language: str | None = Field(None, description="Language tag for CSV queries that have none.")
     skip_missing_translations: bool = Field(False, description="Skip, not fail on, a missing translation.")
@@ -24,7 +29,9 @@ class CollectConfig(ConfigModel):
         None, ge=1, description="Draw at most this many queries per (query_type, language)."
     )
     seed: int = Field(0, description="Seed of the stratified draw and of the backoff jitter.")
-    secrets: str | None = Field(None, description="Secrets file: a JSON/YAML mapping of names to API keys.")
+    secrets: ConfigPath | None = Field(
+        None, description="Secrets file: a JSON/YAML mapping of names to API keys."
+    )
     chunk_size: int = Field(25, ge=1, description="(system, query) pairs per committed chunk.")
     retry_failed: bool = Field(False, description="Ask again the pairs whose committed status is not ok.")
     max_concurrency: int | None = Field(None, ge=1, description="Override every endpoint's max_concurrency.")
@@ -55,10 +62,12 @@ def load_collect_config(path: str | None, overrides: dict[str, Any]) -> CollectC
     data: dict[str, Any] = {}
     if path:
         data.update(read_yaml(path))
-    data.update({k: v for k, v in overrides.items() if v not in (None, [], False)})
+    given = {k: v for k, v in overrides.items() if v not in (None, [], False)}
+    data.update(from_command_line(given))  # flag paths stay relative to the working directory
+    context = {"config_dir": os.path.dirname(path) if path else None}
     try:
-        return CollectConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise InputError(path or "command line", err["msg"], field=field) from None
+        return validate_model(CollectConfig, data, path or "command line", context=context)
+    except InputError as exc:
+        if path and (exc.field or "").split(".")[0] in given:
+            raise InputError("command line", exc.reason, field=exc.field) from None
+        raise

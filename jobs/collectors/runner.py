@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from crawler.storage import RunStore
+from crawler.base import RunStore
 from jobs.collectors.citations import parse_answer
 from jobs.collectors.client import CallResult, EndpointClient, Pacer
 from jobs.collectors.keys import KeyRing

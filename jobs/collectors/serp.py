@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from crawler.errors import InputError
+from crawler.base import InputError
 from jobs.inputs import (
     CitationRows,
     decode_utf8,

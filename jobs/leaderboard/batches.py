@@ -10,10 +10,11 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawler.errors import InputError
+from crawler.base import InputError
 from jobs.inputs import official_score
 from jobs.leaderboard.aggregate import GROUPINGS, LeaderboardAccumulator
-from jobs.leaderboard.metrics import SOURCE_METRICS_SCHEMA, add_source_metrics, included_mask
+from jobs.leaderboard.metrics import RANK_COLUMNS, SOURCE_METRICS_SCHEMA, add_source_metrics, included_mask
+from jobs.leaderboard.ranks import KEY_COLUMNS as RANK_KEYS
 from jobs.leaderboard.writers import csv_rows
 from jobs.schemas import SOURCE_SCORES_SCHEMA
 from judge.rubric import DIMENSION_KEYS
@@ -84,11 +85,43 @@ def from_ipc(cell: pa.Scalar) -> pa.Table:
     return pa.ipc.open_stream(cell.as_buffer()).read_all()
 
 
+def with_ranks(scores: pa.Table, batch: pa.Table, ranks: pa.Table | None) -> pa.Table:
+    """Add the official rank columns: the batch's own, else looked up in ``ranks`` (else none).
+
+    ``ranks`` (:data:`jobs.leaderboard.ranks.RANKS_SCHEMA`) is keyed by model_name, query_id and
+    agg_source_id; the lookup keeps the batch's row order.
+    """
+    if all(column in batch.column_names for column in RANK_COLUMNS):
+        for column in RANK_COLUMNS:
+            values = batch.column(column)
+            if not pa.types.is_floating(values.type):
+                values = pa.array([official_score(v) for v in values.to_pylist()], pa.float64())
+            scores = scores.append_column(column, values.cast(pa.float64()))
+        return scores
+    if ranks is None or ranks.num_rows == 0:
+        return scores
+
+    def keys(table: pa.Table) -> pa.Array:
+        parts = [pc.fill_null(table.column(c).cast(pa.string()), "") for c in RANK_KEYS]
+        return pc.binary_join_element_wise(*parts, "\x1f")
+
+    index = pc.index_in(keys(scores), value_set=keys(ranks))
+    for column in RANK_COLUMNS:
+        scores = scores.append_column(column, ranks.column(column).take(index))
+    return scores
+
+
 def summarize_batch(
-    batch: pa.Table, name: str | None, query_types: dict[str, str], policy: str, source: str = "scores"
+    batch: pa.Table,
+    name: str | None,
+    query_types: dict[str, str],
+    policy: str,
+    source: str = "scores",
+    ranks: pa.Table | None = None,
 ) -> pa.Table:
     """One batch of score rows -> one summary row (see the module docstring)."""
-    metrics = add_source_metrics(conform_scores(batch, name, query_types, source)).cast(SOURCE_METRICS_SCHEMA)
+    scores = with_ranks(conform_scores(batch, name, query_types, source), batch, ranks)
+    metrics = add_source_metrics(scores).cast(SOURCE_METRICS_SCHEMA)
     partials = LeaderboardAccumulator().partials(metrics, included_mask(metrics, policy))
     columns = {
         "num_rows": pa.array([metrics.num_rows], pa.int64()),

@@ -40,11 +40,14 @@ def per_query_matrices(
 def add_intervals(
     results: dict[str, list[dict[str, Any]]], accumulator: LeaderboardAccumulator, config: ReduceConfig
 ) -> None:
-    """Add ``<score>_ci_low/_ci_high`` and ``weighted_tied_with`` to each overall row, in place.
+    (
+        """Add ``<score>_ci_low/_ci_high`` and ``weighted_tied_with`` to each overall row, in place.
 
     ``weighted_tied_with`` lists the systems whose paired bootstrap difference to this one has an
     interval that includes 0 (the report prints those difference intervals).
-    """""
+    """
+        ""
+    )
     if config.bootstrap_replicates == 0 or not results["overall"]:
         return
     frame: dict[str, Any] = {}

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from crawler.storage import RunStore
+from crawler.base import RunStore
 from judge.rubric import DIMENSION_KEYS, WEIGHTED_SCALE, WEIGHTS
 
 MAIN_TABLE_COLUMNS = (
@@ -106,6 +106,11 @@ def rows_to_csv(rows: list[dict[str, Any]]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue()
+
+
+def safe_file_name(system: str) -> str:
+    """A system name as a file name (letters, digits, ``-_.``; anything else becomes ``_``)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in system) or "system"
 
 
 def json_query_id(value: Any) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from crawler.base import InputError
 from crawler.retry import retry_after
 from judge.config import JudgeConfig, OpenAIConfig
 from judge.engines.base import Completion, Prompt
@@ -30,8 +31,14 @@ log = logging.getLogger(__name__)
 _FORMATS = ("json_schema", "json_object", "none")
 
 
-class EndpointUnavailable(RuntimeError):
-    """The judge endpoint cannot serve this config (unreachable, key missing or rejected, unknown model)."""
+class EndpointUnavailable(InputError):
+    """The judge endpoint cannot serve this config (unreachable, key missing or refused, unknown model).
+
+    An :class:`InputError` of the ``judge.openai`` settings, so every command prints it as one line.
+    """
+
+    def __init__(self, message: str):
+        super().__init__("judge.openai", message)
 
 
 def preflight(settings: OpenAIConfig, timeout_s: float = 10.0) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from crawler.errors import InputError
+from crawler.base import InputError
 
 #: Labels that make a host institutional wherever they sit in its public suffix.
 _INSTITUTIONAL_LABELS = {"gov", "edu", "mil"}

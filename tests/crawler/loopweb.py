@@ -47,6 +47,15 @@ JS_BUSY = (
     "<p>Loading the busy application, please wait a moment.</p>"
     "<script>window.addEventListener('load',()=>setTimeout(()=>{for(;;){}},50));</script></body></html>"
 )
+#: Shows what ``http://localhost:<port>/`` answered (Chromium resolves localhost to ::1 and 127.0.0.1).
+JS_LOCALHOST = (
+    "<!doctype html><html><head><title>Localhost probe</title></head><body><p>{text}</p>"
+    "<iframe src='http://localhost:{port}/frame'></iframe><script>"
+    "fetch('http://localhost:{port}/').then(r=>r.text()).then(t=>{{const s=document.createElement('p');"
+    "s.textContent='LOCALHOST:'+t;document.body.appendChild(s);}})"
+    ".catch(()=>{{const s=document.createElement('p');s.textContent='LOCALHOST-BLOCKED';"
+    "document.body.appendChild(s);}});</script></body></html>"
+)
 JS_TEXT = (
     "Rendered by JavaScript: this paragraph only exists after the script ran in a real browser engine. " * 3
 )
@@ -315,6 +324,9 @@ class LoopbackWeb:
             return send(writer, "200 OK", b"<html><body><p>Hi</p></body></html>")
         if path == "/js-busy":
             return send(writer, "200 OK", JS_BUSY.encode())
+        if path.startswith("/js-localhost/"):
+            port = int(path.rsplit("/", 1)[-1])
+            return send(writer, "200 OK", JS_LOCALHOST.format(text=JS_TEXT, port=port).encode())
         if path == "/js-only":
             probe = f"http://{self.probe_host}:{self.port}/secret"
             return send(writer, "200 OK", JS_ONLY.format(text=JS_TEXT, probe=probe).encode())

@@ -10,9 +10,12 @@ import re
 import statistics
 from pathlib import Path
 
+import htmldate
 import pytest
 
+from crawler.decoding import decode_body
 from crawler.extract import extract_page
+from crawler.metadata import normalise_date
 from crawler.schema import SIGNALS_TYPE
 from tests.crawler.loopweb import article, tiny_pdf
 
@@ -52,10 +55,31 @@ def test_main_text_f1_on_aeb(shared_data):
 
 
 def test_publication_date_on_htmldate_pages(shared_data):
-    pairs = _extracted(shared_data / "pages/htmldate")
+    folder = shared_data / "pages/htmldate"
+    pairs = _extracted(folder)
     hits = sum(record["published_date"] == item["date"] for item, record in pairs)
-    # Goal 0.90. htmldate alone 0.883 here (0.903 on 824 held-out pages of the set), ours 0.906 (0.904).
-    assert hits / len(pairs) >= 0.90
+    truth = json.loads((folder / "ground_truth.json").read_text())
+    alone = 0
+    for name, item in truth.items():
+        html = gzip.decompress(
+            (folder / "html" / (name if name.endswith(".gz") else f"{name}.gz")).read_bytes()
+        )
+        found = htmldate.find_date(decode_body(html, "text/html"), url=item["url"], original_date=True)
+        alone += normalise_date(found) == item["date"]
+    # Goal 0.90 and at least htmldate alone on the same pages (0.883 here; 0.903 on 824 held-out pages).
+    assert hits / len(pairs) >= 0.90 and hits >= alone
+
+
+def test_few_real_pages_are_flagged_for_manipulation(shared_data):
+    """At most 1 % of the real shared pages, unmodified, get a manipulation flag (3 of 348 measured:
+    a hidden staff list with credentials, a repeated noscript keyword, a news ticker)."""
+    records = [
+        record
+        for name in ("aeb", "htmldate", "trafilatura")
+        for _, record in _extracted(shared_data / "pages" / name)
+    ]
+    flagged = [record["manipulation"] for record in records if record["manipulation"]]
+    assert len(flagged) <= 0.01 * len(records), flagged
 
 
 def _norm(name):
@@ -81,7 +105,7 @@ def _squash(text):
 
 def test_main_and_full_text_snippets_on_trafilatura_pages(shared_data):
     """``with`` snippets belong to the main text, ``without`` (boilerplate) ones do not; the full
-    text keeps everything (the judge reads boilerplate cues). Measured: 0.86 / 0.86 / 0.997."""
+    text keeps everything visible (the judge reads boilerplate cues). Measured: 0.86 / 0.86 / 0.990."""
     with_main = with_full = with_total = without_absent = without_total = 0
     for item, record in _extracted(shared_data / "pages/trafilatura"):
         main, full = _squash(record["text_main"]), _squash(record["text_full"])

@@ -52,9 +52,10 @@ def test_per_host_concurrency_and_crawl_delay_hold_at_the_server(politeweb, tmp_
     assert {statuses[u] for u in urls if GREEDY not in u} == {"ok"}
     assert max(web.max_in_flight.values()) <= 2, dict(web.max_in_flight)
     assert web.max_in_flight[HOT] == 2  # the limit is used, not just respected
-    # Crawl-delay 0.5 s: robots.txt and the 4 pages arrive at least 0.5 s apart (exact floor, no jitter)
-    delayed = host_times(web, DELAYED)
-    assert len(delayed) == 5 and min(gaps(delayed)) >= 0.48, gaps(delayed)
+    # Crawl-delay 0.5 s: robots.txt and the 4 pages are sent 0.5 s apart (exact floor, no jitter); the
+    # arrival times carry the server's own scheduling noise on a busy machine, hence the tolerance
+    delayed = gaps(host_times(web, DELAYED))
+    assert len(delayed) == 4 and min(delayed) >= 0.4 and sum(delayed) / 4 >= 0.49, delayed
     # Crawl-delay 100 s is over max_crawl_delay_s (30): the host is not crawled beyond its robots.txt
     assert {statuses[u] for u in urls if GREEDY in u} == {"robots_disallowed"}
     assert host_times(web, GREEDY) == web.times[(GREEDY, "/robots.txt")]
@@ -66,4 +67,4 @@ def test_download_delay_spaces_requests_to_one_host(politeweb, tmp_path):
     crawl(web, urls, str(tmp_path), per_host_concurrency=4, download_delay_s=0.4)
     arrivals = [t for (h, path), times in web.times.items() if path.startswith("/spaced/") for t in times]
     assert len(arrivals) == 6
-    assert min(gaps(arrivals)) >= 0.4 * 0.5 - 0.02, gaps(arrivals)  # delay randomised 0.5-1.5x
+    assert min(gaps(arrivals)) >= 0.4 * 0.5 - 0.05, gaps(arrivals)  # delay randomised 0.5-1.5x

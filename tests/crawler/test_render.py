@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import http.server
 import os
+import socket
+import threading
 
 import pytest
 
@@ -93,3 +96,54 @@ def test_a_stalled_shard_is_stopped_with_a_record_per_url(web, tmp_path, extract
     assert all("the shard stalled: no URL finished in 4 s" in row["error"] for row in stuck)
     assert summary["stalls"] and summary["attempts"] == 1 and summary["failures"] == []
     assert run_shard(plan_shards(urls, 50)[0], run, config) == summary  # done: a rerun refetches nothing
+
+
+class _Answer(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):  # noqa: N802 (http.server API)
+        self.server.hits += 1
+        body = self.server.body
+        self.send_response(200)
+        self.send_header("Access-Control-Allow-Origin", "*")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def _listen(family: int, host: str, port: int, body: bytes) -> http.server.ThreadingHTTPServer:
+    server_class = type("Server", (http.server.ThreadingHTTPServer,), {"address_family": family})
+    server = server_class((host, port), _Answer)
+    server.hits, server.body = 0, body
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture
+def localhost_pair():
+    """Listeners on 127.0.0.1 and ::1, one port: which one a ``localhost`` request reached."""
+    for _attempt in range(20):
+        v4 = _listen(socket.AF_INET, "127.0.0.1", 0, b"V4-ALLOWED")
+        try:
+            v6 = _listen(socket.AF_INET6, "::1", v4.server_address[1], b"V6-SECRET")
+            break
+        except OSError:
+            v4.shutdown()
+    yield v4, v6
+    v4.shutdown()
+    v6.shutdown()
+
+
+def test_chromium_connects_only_to_checked_addresses(web, localhost_pair, tmp_path):
+    """``--allowlist 127.0.0.1``: Chromium would send ``localhost`` to ::1 itself; through the pinning
+    proxy it connects only to what our resolver returned and the policy checked."""
+    v4, v6 = localhost_pair
+    url = web.url(A, f"/js-localhost/{v4.server_address[1]}")
+    render = {"policy": "always", "timeout_s": 10, "deadline_s": 20, "settle_ms": 1500}
+    config = loopback_config(limits={"timeout_s": 15}, render=render, network={"allowlist": [A, "127.0.0.1"]})
+    run_shard(plan_shards([url], 50)[0], str(tmp_path), config)
+    (row,) = read_pages(str(tmp_path)).to_pylist()
+    assert row["rendered"], row["error"]
+    assert v6.hits == 0 and "V6-SECRET" not in row["text_full"]
+    assert "LOCALHOST:V4-ALLOWED" in row["text_full"] and v4.hits >= 1

@@ -11,7 +11,8 @@ CLAIM = "Reviewed by Dr. Jane Roe, MD"
 
 
 def _visible(html: str) -> tuple[str, list[str], list[bool]]:
-    page = f"<html><head></head><body><p>Plain visible words.</p><p>{'More visible text. ' * 20}</p>{html}</body></html>"
+    filler = "More visible text. " * 20
+    page = f"<html><head></head><body><p>Plain visible words.</p><p>{filler}</p>{html}</body></html>"
     tree = LexborHTMLParser(page)
     hidden = remove_hidden(tree)
     text = tree.body.text(separator=" ")
@@ -39,7 +40,8 @@ def _visible(html: str) -> tuple[str, list[str], list[bool]]:
         (f'<div aria-hidden="true">{CLAIM}</div>', "aria_hidden"),
         (f"<noscript>{CLAIM}</noscript>", "noscript"),
         (
-            f'<div style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)">{CLAIM}</div>',
+            f'<div style="position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)">'
+            f"{CLAIM}</div>",
             "clipped",
         ),
     ],  # fmt: skip
@@ -71,7 +73,8 @@ def test_menus_dialogs_and_screen_reader_labels_are_legitimate():
     _, kinds, chrome = _visible(
         '<nav><ul class="sub-menu" style="display:none"><li><a href="/about">About us</a></li></ul></nav>'
         '<div class="cookie-consent" hidden>We use cookies. Privacy policy.</div>'
-        '<span class="sr-only" style="position:absolute;width:1px;height:1px;overflow:hidden">Skip to content</span>'
+        '<span class="sr-only" style="position:absolute;width:1px;height:1px;overflow:hidden">'
+        "Skip to content</span>"
     )
     assert kinds and all(chrome)
 
@@ -80,3 +83,44 @@ def test_a_page_hidden_as_a_whole_is_kept():
     """Anti-flicker snippets hide the whole page until a script runs: not decidable statically."""
     text, _, _ = _visible(f'<div style="opacity:0"><article>{"Long article text. " * 200}</article></div>')
     assert "Long article text." in text
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_render_uses_the_browsers_computed_visibility():
+    """What only the browser knows (a script-set style, layout) is marked by MARK_HIDDEN_SCRIPT in the
+    rendered page (the render handler runs it before the snapshot) and removed like static hiding."""
+    import asyncio
+    import os
+
+    from playwright.async_api import async_playwright
+
+    from crawler.visibility import MARK_HIDDEN_SCRIPT
+
+    if not os.path.exists("/usr/bin/chromium"):
+        pytest.fail("Debian chromium is missing: `make setup` installs it (apt-get install chromium)")
+    page_html = (
+        "<html><body><p>Shown text here, long enough to be the page.</p><p id=js>Hidden by a script</p>"
+        '<p style="color:rgb(250,250,250)">Pale on the white canvas</p>'
+        '<div style="font-size:0">Zero size <span style="font-size:14px">Reset size</span></div>'
+        "<script>document.getElementById('js').style.visibility = 'hidden'</script></body></html>"
+    )
+
+    async def render() -> str:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
+            )
+            page = await browser.new_page()
+            await page.set_content(page_html)
+            await page.evaluate(MARK_HIDDEN_SCRIPT)
+            html = await page.content()
+            await browser.close()
+            return html
+
+    tree = LexborHTMLParser(asyncio.run(render()))
+    hidden = remove_hidden(tree)
+    text = tree.body.text(separator=" ")
+    assert "Shown text here" in text and "Reset size" in text
+    assert "Hidden by a script" not in text and "Pale on the white" not in text and "Zero size" not in text
+    assert set(hidden.kinds()) == {"visibility_hidden", "same_colour", "tiny_font"}

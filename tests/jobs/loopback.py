@@ -75,11 +75,14 @@ class OpenAIJudge:
     """An OpenAI-compatible chat endpoint that scores every requested dimension 4, on a given port.
 
     ``GET /v1/models`` lists ``model``; with ``failing`` set, chat requests answer 500 (a judge
-    outage after a good start). ``chats`` counts chat requests.
+    outage after a good start); with ``key`` set, a request without that bearer key gets 401.
+    ``chats`` counts chat requests.
     """
 
-    def __init__(self, port: int = 0, model: str = "loopback-judge", failing: bool = False):
-        self.model, self.failing, self.chats = model, failing, 0
+    def __init__(
+        self, port: int = 0, model: str = "loopback-judge", failing: bool = False, key: str | None = None
+    ):
+        self.model, self.failing, self.key, self.chats = model, failing, key, 0
         judge = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -95,7 +98,9 @@ class OpenAIJudge:
                 self.wfile.write(body)
 
             def do_GET(self):
-                if self.path.rstrip("/") == "/v1/models":
+                if judge.key and self.headers.get("Authorization") != f"Bearer {judge.key}":
+                    self._send(401, {"error": "invalid api key"})
+                elif self.path.rstrip("/") == "/v1/models":
                     self._send(200, {"object": "list", "data": [{"id": judge.model, "object": "model"}]})
                 else:
                     self._send(404, {"error": "not found"})

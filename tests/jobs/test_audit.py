@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -98,6 +99,28 @@ def test_demo_report_has_intervals_heatmap_and_serp_overlap(demo_run):
     trend = pd.read_csv(io.BytesIO(store.read_bytes("leaderboard/analysis/score_vs_overlap.csv")))
     # The demo SERP ranks what the clickbait system cites: the paper's inverse score/overlap relation.
     assert (trend["spearman_rho"].dropna() < 0).all()
+    # The official rank columns are filled from the SERP and agree with the report's URL overlap.
+    by_system = overall.set_index("model_name")
+    for system, share in overlap.set_index("system")["url_overlap_pct"].items():
+        assert by_system.loc[system, "percentage_ge_sources_in_se_sources"] == pytest.approx(share)
+        assert by_system.loc[system, "reciprocal_se_rank"] >= 0
+    assert by_system.loc["demo-serp", ["avg_ge_freq", "percentage_ge_sources_in_se_sources"]].isna().all()
+
+
+def test_export_writes_the_official_rank_file(demo_run, tmp_path):
+    from jobs.export import export_enriched_json
+
+    export_enriched_json(str(demo_run[0]), str(tmp_path))
+    overall = RunStore(str(demo_run[0])).read_json("leaderboard/leaderboard_data.json")["overall"]
+    expected = {row["model_name"]: row["percentage_ge_sources_in_se_sources"] for row in overall}
+    for system in ("demo-careful", "demo-clickbait", "demo-mixed"):
+        ranks = json.loads((tmp_path / f"{system}.geo_scores.json").read_text())["results"]
+        sources = [s for entry in ranks for s in entry["ge_sources"]]
+        assert sources and all("reciprocal_se_rank" in s and "agg_source_id" in s for s in sources)
+        # compute_metrics.py: in = 100 - not_in per query, repeated on each of the query's sources.
+        shares = [100 - e["percentage_ge_sources_not_in_se_sources"] for e in ranks for _ in e["ge_sources"]]
+        assert sum(shares) / len(shares) == pytest.approx(expected[system])
+    assert not (tmp_path / "demo-serp.geo_scores.json").exists()
 
 
 def test_rerun_skips_every_committed_stage(demo_run):

@@ -25,8 +25,12 @@ from tests.jobs.loopback import LoopbackWeb, OpenAIJudge
 pytestmark = pytest.mark.slow
 
 PAGES_PER_QUERY = 2
-#: Flags every run of the module shares: the cheap signals relevance, no report unless asked for.
-COMMON = ["--set", "judge.signals.relevance=overlap", "--set", "cluster.stream=false"]
+#: Flags every run of the module shares: the signals judge without its embedding model, and the
+#: reduce on a thread pool (its Ray Data twin is covered by the demo audit).
+COMMON = [
+    *("--set", "judge.signals.relevance=overlap", "--set", "cluster.stream=false"),
+    *("--set", "reduce.executor=local"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -88,10 +92,10 @@ def test_bad_input_fails_before_ray_starts(inputs, tmp_path, monkeypatch, capsys
 
     monkeypatch.setattr(audit_module, "ensure_ray", no_ray)
     bad = tmp_path / "bad.csv"
-    bad.write_text("query_id,query,query_type\nq1,How do volcanoes form?,NoSuchType\n")
+    bad.write_text("query_id,query,query_type\nq1,How do volcanoes form?,HotpotQA\nq1,Why?,HotpotQA\n")
     code, _, err = audit(capsys, tmp_path / "run", ["--queries", str(bad), *inputs[2:]])
     assert code == 2
-    assert str(bad) in err and "query_type" in err
+    assert str(bad) in err and "line 3" in err and "duplicate query_id" in err, err
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +121,7 @@ def test_all_refused_fails_with_a_diagnosis_and_stamps_the_leaderboard(run, inpu
 def test_rerun_with_the_host_allowed_refetches_what_was_refused(run, inputs, web, capsys):
     code, out, err = audit(capsys, run, inputs, "--allowlist", "127.0.0.1")
     assert code == 0, err
-    assert "[crawl] running" in out and "fetching 12 pages again (status blocked_address" in out, out
+    assert "[crawl] running" in out and "fetching 13 pages again (status blocked_address" in out, out
     store = RunStore(str(run))
     overall = store.read_json("leaderboard/leaderboard_data.json")["overall"]
     assert all(row["weighted_total_content_score"] > 0 for row in overall)

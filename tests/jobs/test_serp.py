@@ -128,5 +128,5 @@ def test_serp_system_in_a_systems_file_resolves_relative_paths(tmp_path):
 def test_bad_command_line_exits_2_with_a_message(tmp_path, capsys):
     queries = write(tmp_path, "q.csv", QUERIES)
     assert main(["collect", "--queries", queries, "--out", str(tmp_path / "run")]) == 2
-    assert "systems file or SERP file" in capsys.readouterr().out
+    assert "systems file or SERP file" in capsys.readouterr().err
     assert main(["collect", "--queries", queries, "--serp", "nopath", "--out", str(tmp_path / "run")]) == 2
