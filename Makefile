@@ -47,6 +47,7 @@ test-fast: setup
 bench: setup
 	$(BIN)/python bench/reduce.py
 	$(BIN)/python bench/crawl.py
+	$(BIN)/python bench/extract.py
 	$(BIN)/python bench/politeness.py
 	$(BIN)/python bench/judge.py
 	$(BIN)/python bench/adversarial.py

@@ -120,6 +120,11 @@ def _measure(root: Path, fixed_url: bool) -> dict:
         return json.loads(Path(out.name).read_text())
 
 
+def _resolves(ref: str) -> bool:
+    command = ["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"]
+    return subprocess.run(command, capture_output=True).returncode == 0
+
+
 def _export(ref: str, into: Path) -> Path:
     """The ``crawler/`` package of git ``ref``, exported under ``into``."""
     archive = subprocess.run(
@@ -158,7 +163,11 @@ def main() -> None:
     load_before = os.getloadavg()[0]
     ours_runs, base_runs = [], []
     with tempfile.TemporaryDirectory(prefix="sbbench-extract") as temp:
-        base_root = None if args.baseline_ref == "none" else _export(args.baseline_ref, Path(temp))
+        base_root = None
+        if args.baseline_ref != "none" and _resolves(args.baseline_ref):
+            base_root = _export(args.baseline_ref, Path(temp))
+        elif args.baseline_ref != "none":
+            print(f"baseline ref {args.baseline_ref!r} not found in this checkout: ours only", flush=True)
         for round_ in range(args.rounds):
             order = [("ours", REPO), ("baseline", base_root)]
             for name, root in order if round_ % 2 == 0 else order[::-1]:
