@@ -25,7 +25,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -56,8 +55,8 @@ log = logging.getLogger(__name__)
 REQUEST_COLUMNS = ("url_key", "query_id", "query_text")
 #: Columns of a prompt row that the engine stage carries through to the parse stage.
 _CARRY = (
-    "key", "unit", "url_key", "query_id", "stage", "truncated_chars", "schema", "messages", "retries_left",
-    "prior_prompt_tokens", "prior_cached_tokens", "prior_output_tokens", "prior_latency_s",
+    "key", "unit", "url_key", "query_id", "stage", "truncated_chars", "schema", "messages_json",
+    "retries_left", "prior_prompt_tokens", "prior_cached_tokens", "prior_output_tokens", "prior_latency_s",
 )  # fmt: skip
 
 
@@ -283,12 +282,12 @@ def write_outcomes(worker: UnitJudge, rows: list[dict[str, Any]]) -> list[dict[s
         outcome = outcome_of(completion, row["stage"])
         if outcome.status == "unscorable" and int(row["retries_left"]) > 0:
             messages = repair_messages(
-                json.loads(row["messages"]), completion.text or "", outcome.problem or ""
+                json.loads(row["messages_json"]), completion.text or "", outcome.problem or ""
             )
             repairs[row["unit"]].append(
                 {
                     **{k: row[k] for k in _CARRY},
-                    "messages": json.dumps(messages),
+                    "messages_json": json.dumps(messages),
                     "retries_left": int(row["retries_left"]) - 1,
                     "prior_prompt_tokens": completion.prompt_tokens,
                     "prior_cached_tokens": completion.cached_prompt_tokens,
@@ -318,13 +317,13 @@ def write_outcomes(worker: UnitJudge, rows: list[dict[str, Any]]) -> list[dict[s
 class WriteOutcomes(UnitJudge):
     """CPU workers after the engine stage: :func:`write_outcomes` over each batch of answers."""
 
-    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        rows = batch.to_dict("records")
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        rows = batch.to_pylist()
         info = {r["unit"]: (r["unit_total"], r["unit_info"]) for r in rows if r.get("unit")}
         out = write_outcomes(self, rows)
         for row in out:
             row["unit_total"], row["unit_info"] = info.get(row["unit"], (0, "{}"))
-        return pd.DataFrame(out)
+        return pa.Table.from_pylist(out)
 
 
 def _run_prompt_stage(driver: UnitJudge, units: list[Unit], stage: PromptStage, counts: UnitCounts) -> None:
@@ -384,7 +383,7 @@ def _repair(
 ) -> None:
     """Re-ask invalid answers (a small pass per round) and commit what comes back."""
     while repairs:
-        prompts = [Prompt(r["key"], json.loads(r["messages"]), json.loads(r["schema"])) for r in repairs]
+        prompts = [Prompt(r["key"], json.loads(r["messages_json"]), json.loads(r["schema"])) for r in repairs]
         by_key = {r["key"]: r for r in repairs}
         answered = []
         for completion in stage.generate(prompts):
