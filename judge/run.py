@@ -188,6 +188,14 @@ def _workers(config: JudgeConfig) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
+def _pool(config: JudgeConfig, units: int):
+    """An actor pool of up to ``judge.workers`` actors, all started at once when there is work for them."""
+    import ray
+
+    most = _workers(config)
+    return ray.data.ActorPoolStrategy(min_size=1, max_size=most, initial_size=max(1, min(most, units)))
+
+
 def _run_actor_pool(run_uri: str, config: JudgeConfig, units: list[Unit], counts: UnitCounts) -> None:
     """Units through a Ray Data actor pool; each actor builds its engine once."""
     import ray
@@ -198,7 +206,7 @@ def _run_actor_pool(run_uri: str, config: JudgeConfig, units: list[Unit], counts
         fn_constructor_args=(run_uri, config),
         batch_size=1,
         batch_format="pyarrow",
-        concurrency=(1, _workers(config)),
+        compute=_pool(config, len(units)),
         num_cpus=1,
     )
     for row in judged.iter_rows():
@@ -331,18 +339,17 @@ def _run_prompt_stage(driver: UnitJudge, units: list[Unit], stage: PromptStage, 
     import ray
 
     config, uri = driver.config, driver.store.uri
-    workers = (1, _workers(config))
     items = ray.data.from_items([u.to_item() for u in units], override_num_blocks=len(units))
     prompts = items.map_batches(
         RenderUnits, fn_constructor_args=(uri, config), batch_size=1, batch_format="pyarrow",
-        concurrency=workers, num_cpus=1,
+        compute=_pool(config, len(units)), num_cpus=1,
     )  # fmt: skip
     answers = stage(prompts, carry=(*_CARRY, "unit_total", "unit_info"))
     written = answers.map_batches(
         WriteOutcomes,
         fn_constructor_args=(uri, config),
         batch_format="pandas",
-        concurrency=workers,
+        compute=_pool(config, len(units)),
         num_cpus=1,
     )
     totals: dict[str, int] = {}
