@@ -201,7 +201,7 @@ class Audit:
         def judge() -> dict[str, Any]:
             requests = self.cited_requests()
             taken: set[str] = set()  # crawl shards whose pages were handed to the judge
-            waiting: list[str] = []  # their page parts, not judged yet
+            waiting: list[pa.Table] = []  # page index of their parts, not judged yet (read once)
             judged_pages = pa.array([], pa.string())  # page ids judged in earlier passes
             while True:
                 finished = not crawler.is_alive()
@@ -211,9 +211,11 @@ class Audit:
                 if shards:
                     taken |= shards
                     names = self.store.listdir(LAYOUT.pages, suffix=".parquet")
-                    waiting += [n for n in names if LAYOUT.shard_of_page_part(n) in shards]
+                    waiting.append(
+                        page_index(self.store, [n for n in names if LAYOUT.shard_of_page_part(n) in shards])
+                    )
                 if waiting:
-                    index = page_index(self.store, waiting)
+                    index = pa.concat_tables(waiting)
                     ids = page_ids(index)
                     aliases = ids.filter(pc.is_in(ids["page_id"], judged_pages))["url_key"]
                     index = index.filter(pc.invert(pc.is_in(index["url_key"], aliases)))
