@@ -42,8 +42,9 @@ from jobs.reduce import print_leaderboard, reduce_run
 from jobs.scoring import SCORES_PATH, page_vectors, score_sources, select_sources, status_counts
 from judge import content_vectors, judge_run
 from judge.pairs import ALIAS_COLUMNS, judge_pairs, page_ids, pair_ids
-from judge.run import FINAL_STATUSES, page_index
+from judge.run import FINAL_STATUSES, page_index, read_judgments
 from judge.schema import JUDGMENT_SCHEMA
+from judge.vectors import VECTOR_COLUMNS
 
 STAGE_MARKERS = "audit"
 QUERIES_PATH = LAYOUT.queries
@@ -240,7 +241,7 @@ class Audit:
 
     def stage_scores(self) -> dict[str, Any]:
         """Join selected sources, pages and content vectors into ``scores/source_scores.parquet``."""
-        vectors = content_vectors(self.store.read_table("judgments", schema=JUDGMENT_SCHEMA))
+        vectors = content_vectors(read_judgments(self.store.uri, VECTOR_COLUMNS))
         scores = score_sources(self.selected(), self.read_pages(), vectors)
         self.store.write_table(SCORES_PATH, scores)
         return {"sources": scores.num_rows, **status_counts(scores)}

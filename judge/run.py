@@ -27,6 +27,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from crawler.errors import InputError
@@ -60,9 +61,12 @@ _CARRY = (
 )  # fmt: skip
 
 
-def read_judgments(run_uri: str) -> pa.Table:
-    """All judgment rows of a run (every part), in JUDGMENT_SCHEMA."""
-    return RunStore(run_uri).read_table(LAYOUT.judgments, schema=JUDGMENT_SCHEMA)
+def read_judgments(run_uri: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """All judgment rows of a run (every part), in JUDGMENT_SCHEMA; only ``columns`` when given."""
+    store = RunStore(run_uri)
+    paths = [store.path(LAYOUT.judgments, n) for n in store.listdir(LAYOUT.judgments, suffix=".parquet")]
+    dataset = ds.dataset(paths, filesystem=store.fs, format="parquet", schema=JUDGMENT_SCHEMA)
+    return dataset.to_table(columns=list(columns) if columns is not None else None)
 
 
 def validate_requests(requests: pa.Table) -> pa.Table:
