@@ -124,7 +124,22 @@ class TreeSampler:
 
 
 def judge(run: str, requests: str, workers: int, relevance: str, tmp: Path) -> dict:
-    """One ``sourcebench judge`` in a subprocess, measured."""
+    """One ``sourcebench judge`` in a subprocess, measured; retried when Ray fails to start.
+
+    Ray gives its node 30 s to register; on a heavily loaded machine that start can time out before
+    anything is judged, and then the run is simply started again.
+    """
+    for _attempt in range(4):
+        try:
+            return _judge_once(run, requests, workers, relevance, tmp)
+        except RuntimeError as exc:
+            if "timed out during startup" not in str(exc):
+                raise
+            print("ray did not start in time; starting again", file=sys.stderr, flush=True)
+    raise RuntimeError("ray did not start in four attempts")
+
+
+def _judge_once(run: str, requests: str, workers: int, relevance: str, tmp: Path) -> dict:
     config = tmp / f"judge-{relevance}.yaml"
     config.write_text(
         f"judge:\n  engine: signals\n  signals: {{relevance: {relevance}}}\n"

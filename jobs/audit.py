@@ -53,8 +53,9 @@ from jobs.scoring import SCORES_PATH, page_vectors, score_sources, select_source
 from judge import content_vectors, judge_run
 from judge.engines.openai_http import EndpointUnavailable, preflight
 from judge.pairs import ALIAS_COLUMNS, judge_pairs, page_ids, pair_ids
-from judge.run import FINAL_STATUSES, page_index
+from judge.run import FINAL_STATUSES, page_index, read_judgments
 from judge.schema import JUDGMENT_SCHEMA
+from judge.vectors import VECTOR_COLUMNS
 
 STAGE_MARKERS = "audit"
 #: The stages in order; a stage that runs invalidates every stage after it.
@@ -328,7 +329,7 @@ class Audit:
         def judge() -> dict[str, Any]:
             requests = self.cited_requests()
             taken: set[str] = set()  # crawl shards whose pages were handed to the judge
-            waiting: list[str] = []  # their page parts, not judged yet
+            waiting: list[pa.Table] = []  # page index of their parts, not judged yet (read once)
             judged_pages = pa.array([], pa.string())  # page ids judged in earlier passes
             while True:
                 finished = not crawler.is_alive()
@@ -338,9 +339,11 @@ class Audit:
                 if shards:
                     taken |= shards
                     names = self.store.listdir(LAYOUT.pages, suffix=".parquet")
-                    waiting += [n for n in names if LAYOUT.shard_of_page_part(n) in shards]
+                    waiting.append(
+                        page_index(self.store, [n for n in names if LAYOUT.shard_of_page_part(n) in shards])
+                    )
                 if waiting:
-                    index = page_index(self.store, waiting)
+                    index = pa.concat_tables(waiting)
                     ids = page_ids(index)
                     aliases = ids.filter(pc.is_in(ids["page_id"], judged_pages))["url_key"]
                     index = index.filter(pc.invert(pc.is_in(index["url_key"], aliases)))
@@ -365,7 +368,7 @@ class Audit:
 
     def stage_scores(self) -> dict[str, Any]:
         """Join selected sources, pages and content vectors into ``scores/source_scores.parquet``."""
-        vectors = content_vectors(self.store.read_table("judgments", schema=JUDGMENT_SCHEMA))
+        vectors = content_vectors(read_judgments(self.store.uri, VECTOR_COLUMNS))
         scores = score_sources(self.selected(), self.read_pages(), vectors)
         self.store.write_table(SCORES_PATH, scores)
         return {"sources": scores.num_rows, **status_counts(scores)}

@@ -125,11 +125,6 @@ class VLLMConfig(_Strict):
     max_model_len: int = Field(16384, ge=512, description="Context length of the engine.")
     batch_size: int = Field(32, ge=1, description="Rows per Ray Data batch sent to one engine.")
     concurrency: int = Field(1, ge=1, description="Engine replicas (actors).")
-    requests_per_pass: int = Field(
-        20000,
-        ge=1,
-        description="Stage requests per processor pass (one engine start each; bounds driver memory).",
-    )
     tensor_parallel_size: int = Field(1, ge=1, description="GPUs per engine replica.")
     accelerator_type: str | None = Field(
         None, description="Ray accelerator type that pins engines to GPU nodes, e.g. 'H100' or 'L4'."

@@ -25,9 +25,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from crawler.errors import InputError
@@ -56,14 +56,17 @@ log = logging.getLogger(__name__)
 REQUEST_COLUMNS = ("url_key", "query_id", "query_text")
 #: Columns of a prompt row that the engine stage carries through to the parse stage.
 _CARRY = (
-    "key", "unit", "url_key", "query_id", "stage", "truncated_chars", "schema", "messages", "retries_left",
-    "prior_prompt_tokens", "prior_cached_tokens", "prior_output_tokens", "prior_latency_s",
+    "key", "unit", "url_key", "query_id", "stage", "truncated_chars", "schema", "messages_json",
+    "retries_left", "prior_prompt_tokens", "prior_cached_tokens", "prior_output_tokens", "prior_latency_s",
 )  # fmt: skip
 
 
-def read_judgments(run_uri: str) -> pa.Table:
-    """All judgment rows of a run (every part), in JUDGMENT_SCHEMA."""
-    return RunStore(run_uri).read_table(LAYOUT.judgments, schema=JUDGMENT_SCHEMA)
+def read_judgments(run_uri: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """All judgment rows of a run (every part), in JUDGMENT_SCHEMA; only ``columns`` when given."""
+    store = RunStore(run_uri)
+    paths = [store.path(LAYOUT.judgments, n) for n in store.listdir(LAYOUT.judgments, suffix=".parquet")]
+    dataset = ds.dataset(paths, filesystem=store.fs, format="parquet", schema=JUDGMENT_SCHEMA)
+    return dataset.to_table(columns=list(columns) if columns is not None else None)
 
 
 def validate_requests(requests: pa.Table) -> pa.Table:
@@ -189,6 +192,14 @@ def _workers(config: JudgeConfig) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
+def _pool(config: JudgeConfig, units: int):
+    """An actor pool of up to ``judge.workers`` actors, all started at once when there is work for them."""
+    import ray
+
+    most = _workers(config)
+    return ray.data.ActorPoolStrategy(min_size=1, max_size=most, initial_size=max(1, min(most, units)))
+
+
 def _run_actor_pool(run_uri: str, config: JudgeConfig, units: list[Unit], counts: UnitCounts) -> None:
     """Units through a Ray Data actor pool; each actor builds its engine once."""
     import ray
@@ -199,7 +210,7 @@ def _run_actor_pool(run_uri: str, config: JudgeConfig, units: list[Unit], counts
         fn_constructor_args=(run_uri, config),
         batch_size=1,
         batch_format="pyarrow",
-        concurrency=(1, _workers(config)),
+        compute=_pool(config, len(units)),
         num_cpus=1,
     )
     for row in judged.iter_rows():
@@ -283,12 +294,12 @@ def write_outcomes(worker: UnitJudge, rows: list[dict[str, Any]]) -> list[dict[s
         outcome = outcome_of(completion, row["stage"])
         if outcome.status == "unscorable" and int(row["retries_left"]) > 0:
             messages = repair_messages(
-                json.loads(row["messages"]), completion.text or "", outcome.problem or ""
+                json.loads(row["messages_json"]), completion.text or "", outcome.problem or ""
             )
             repairs[row["unit"]].append(
                 {
                     **{k: row[k] for k in _CARRY},
-                    "messages": json.dumps(messages),
+                    "messages_json": json.dumps(messages),
                     "retries_left": int(row["retries_left"]) - 1,
                     "prior_prompt_tokens": completion.prompt_tokens,
                     "prior_cached_tokens": completion.cached_prompt_tokens,
@@ -318,13 +329,13 @@ def write_outcomes(worker: UnitJudge, rows: list[dict[str, Any]]) -> list[dict[s
 class WriteOutcomes(UnitJudge):
     """CPU workers after the engine stage: :func:`write_outcomes` over each batch of answers."""
 
-    def __call__(self, batch: pd.DataFrame) -> pd.DataFrame:
-        rows = batch.to_dict("records")
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        rows = batch.to_pylist()
         info = {r["unit"]: (r["unit_total"], r["unit_info"]) for r in rows if r.get("unit")}
         out = write_outcomes(self, rows)
         for row in out:
             row["unit_total"], row["unit_info"] = info.get(row["unit"], (0, "{}"))
-        return pd.DataFrame(out)
+        return pa.Table.from_pylist(out)
 
 
 def _run_prompt_stage(driver: UnitJudge, units: list[Unit], stage: PromptStage, counts: UnitCounts) -> None:
@@ -332,18 +343,17 @@ def _run_prompt_stage(driver: UnitJudge, units: list[Unit], stage: PromptStage, 
     import ray
 
     config, uri = driver.config, driver.store.uri
-    workers = (1, _workers(config))
     items = ray.data.from_items([u.to_item() for u in units], override_num_blocks=len(units))
     prompts = items.map_batches(
         RenderUnits, fn_constructor_args=(uri, config), batch_size=1, batch_format="pyarrow",
-        concurrency=workers, num_cpus=1,
+        compute=_pool(config, len(units)), num_cpus=1,
     )  # fmt: skip
     answers = stage(prompts, carry=(*_CARRY, "unit_total", "unit_info"))
     written = answers.map_batches(
         WriteOutcomes,
         fn_constructor_args=(uri, config),
         batch_format="pandas",
-        concurrency=workers,
+        compute=_pool(config, len(units)),
         num_cpus=1,
     )
     totals: dict[str, int] = {}
@@ -384,7 +394,7 @@ def _repair(
 ) -> None:
     """Re-ask invalid answers (a small pass per round) and commit what comes back."""
     while repairs:
-        prompts = [Prompt(r["key"], json.loads(r["messages"]), json.loads(r["schema"])) for r in repairs]
+        prompts = [Prompt(r["key"], json.loads(r["messages_json"]), json.loads(r["schema"])) for r in repairs]
         by_key = {r["key"]: r for r in repairs}
         answered = []
         for completion in stage.generate(prompts):

@@ -119,7 +119,7 @@ class PromptStage(Protocol):
     """What a judge needs of an engine that judges as a Ray Data stage over prompt rows (vLLM)."""
 
     def render_rows(self, requests: Sequence[StageRequest]) -> list[dict[str, Any]]:
-        """One prompt row per request, in order (``key, messages, schema, truncated_chars``)."""
+        """One prompt row per request, in order (``key, messages_json, schema, truncated_chars``)."""
 
     def __call__(self, prompts: Dataset, carry: Sequence[str] = ("key",)) -> Dataset:
         """The engine stage: prompt rows in; the ``carry`` columns plus ``text``, token counts and

@@ -107,7 +107,7 @@ class VLLMEngine(LLMEngine):
                 "key": r.judgment_key,
                 # The schema stays a JSON string: as a dict, Arrow would merge the three stages' schemas
                 # into one struct type and fill the other stages' keys with nulls.
-                "messages": json.dumps(rendered[r.judgment_key].messages),
+                "messages_json": json.dumps(rendered[r.judgment_key].messages),
                 "schema": json.dumps(rendered[r.judgment_key].json_schema),
                 "truncated_chars": rendered[r.judgment_key].truncated_chars,
             }
@@ -126,7 +126,7 @@ class VLLMEngine(LLMEngine):
 
         def preprocess(row: dict) -> dict:
             return {
-                "messages": json.loads(row["messages"]),
+                "messages": json.loads(row["messages_json"]),
                 "sampling_params": {**sampling, "structured_outputs": {"json": row["schema"]}},
             }
 
@@ -152,7 +152,7 @@ class VLLMEngine(LLMEngine):
         import ray
 
         items = [
-            {"key": p.key, "messages": json.dumps(p.messages), "schema": json.dumps(p.json_schema)}
+            {"key": p.key, "messages_json": json.dumps(p.messages), "schema": json.dumps(p.json_schema)}
             for p in prompts
         ]
         ds = ray.data.from_items(items, override_num_blocks=max(1, len(items) // self.settings.batch_size))
