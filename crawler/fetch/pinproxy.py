@@ -8,7 +8,7 @@ without asking the system resolver. Launched with ``--proxy-server`` pointing he
 host name to this proxy, which resolves it once, refuses it when the SSRF policy refuses any of
 its addresses, and opens the connection to one of exactly those checked addresses. HTTPS and
 WebSockets come as ``CONNECT`` tunnels; plain HTTP as absolute-form requests, forwarded with
-``Connection: close`` so that one client connection never carries a request to a second host.
+``Connection: close`` both ways, so that one client connection never carries a request to a second host.
 """
 
 from __future__ import annotations
@@ -103,6 +103,8 @@ class PinningProxy:
                 origin_form = urlunsplit(("", "", parts.path or "/", parts.query, ""))
                 request_line = f"{method} {origin_form} {version}".encode("latin-1")
                 up_writer.write(b"\r\n".join([request_line, *headers, b"Connection: close", b"", b""]))
+                await up_writer.drain()
+                await _close_after_response(up_reader, writer)
         except BlockedAddress as exc:
             self.blocked.append(target)
             await _answer(writer, b"403 Forbidden", str(exc))
@@ -111,6 +113,14 @@ class PinningProxy:
             await _answer(writer, b"502 Bad Gateway", f"{type(exc).__name__}: {exc}")
             return
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+
+
+async def _close_after_response(up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Pass the response head on with ``Connection: close``: the client then opens a new connection
+    (through the proxy, checked again) for its next request, whatever host that is for."""
+    head = await up_reader.readuntil(b"\r\n\r\n")
+    lines = [h for h in head.split(b"\r\n") if h and not h.lower().startswith(_HOP_BY_HOP)]
+    writer.write(b"\r\n".join([*lines, b"Connection: close", b"", b""]))
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
