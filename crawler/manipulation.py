@@ -152,9 +152,8 @@ def favourable_hidden(hidden: str, visible: str, authors: list[str]) -> bool:
         if not name_visible(match.group(1) or match.group(2), visible):
             return True
     shown = len(CITATION_CUES.findall(head))
-    added = [
-        cue for cue in CITATION_CUES.findall(hidden) if not cue.startswith("[")
-    ]  # "[3]": list indexes too
+    # "[3]" in hidden text is as often a slide or list index as a reference: not counted
+    added = [cue for cue in CITATION_CUES.findall(hidden) if not cue.startswith("[")]
     if shown < 3 <= shown + len(added):
         return True
     if len(set(_OWNERSHIP.findall(hidden))) >= 2 and not _OWNERSHIP.search(visible):
