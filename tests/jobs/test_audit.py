@@ -192,3 +192,12 @@ def test_streaming_judge_passes_match_the_sequential_run(demo_run, tmp_path):
     first = summary["scores"].select(columns).to_pylist()
     second = RunStore(str(streamed)).read_table("scores/source_scores.parquet").select(columns).to_pylist()
     assert first == second
+
+
+def test_every_dimension_varies_between_demo_systems(demo_run):
+    """No dimension of the demo is the same for every system (freshness once was, at 2.0)."""
+    scores = demo_run[1]["scores"].to_pandas()
+    means = scores.groupby("model_name")[list(DIMENSION_KEYS)].mean()
+    assert (means.max() - means.min() > 0.05).all(), means.T
+    html = RunStore(str(demo_run[0])).read_bytes("leaderboard/report.html").decode()
+    assert "Constant across all sources" not in html and "<h2>Coverage (complete)" in html
