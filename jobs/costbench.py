@@ -47,7 +47,14 @@ from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, accounting, judge_run, read_judgments
-from judge.cost import PAGES_PER_PROJECTION, GpuThroughput, SteadyState, Timing, steady_state
+from judge.cost import (
+    PAGES_PER_PROJECTION,
+    GpuThroughput,
+    SteadyState,
+    Timing,
+    gpu_hours_per_1m_pages,
+    steady_state,
+)
 from judge.rubric import STAGES
 
 #: The runs of one measurement, in order: cold start, warm repeat, then the timed sizes.
@@ -270,12 +277,16 @@ def project(
             out["cost"] = hours["total"] * options.gpu_hour_price
             counts["cost"] = "gpu_hours x --gpu-hour-price"
         gpu = options.gpu
-        out["projected_gpu_hours"] = (
-            gpu.seconds_per_page(tokens["prefill_tokens"], tokens["output_tokens"]) * scale / 3600
-        )
+        for suffix, overlapped in (("", False), ("_overlapped", True)):
+            out[f"projected_gpu_hours{suffix}"] = gpu_hours_per_1m_pages(
+                tokens["prefill_tokens"], tokens["output_tokens"], gpu, overlapped
+            )
         counts["projected_gpu_hours"] = (
             f"measured tokens per page at {gpu.gpu}: prefill at {gpu.prefill_tokens_per_s:g} tokens/s plus "
             f"decode at {gpu.decode_tokens_per_s:g} tokens/s, not timed here"
+        )
+        counts["projected_gpu_hours_overlapped"] = (
+            "the same with prefill hidden in decode steps: the larger of the two"
         )
         return {"unit": unit, "per_1m_pages": _rounded(out), "counts": counts}
     # openai: billed per token, throttled per minute.
