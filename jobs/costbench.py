@@ -38,7 +38,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from crawler.errors import InputError, validate_model
 from crawler.storage import RunStore
@@ -97,6 +97,12 @@ class CostbenchOptions(BaseModel):
         if len(sizes) < 2 or sizes[0] < 1:
             raise ValueError("give at least two different positive sample sizes, e.g. --sample 50 100")
         return sizes
+
+    @model_validator(mode="after")
+    def _larger_than_warmup(self) -> CostbenchOptions:
+        if self.sample[0] <= self.warmup:
+            raise ValueError(f"every --sample size must exceed --warmup ({self.warmup})")
+        return self
 
 
 #: GpuThroughput fields that have a flag of their own.
@@ -338,7 +344,7 @@ def measure(bench: RunStore, groups: list[pa.Table], pages: pa.Table, config: Ju
         raise InputError(bench.uri_of(), "a sample group has no judgeable page (status ok)", field="--sample")
     cold, warm, *timed = [Timing(run["pages"], _billed_seconds(engine, run, options)) for run in runs]
     if any(t.pages <= warm.pages for t in timed):
-        raise InputError("command line", "every --sample size must exceed --warmup", field="--warmup")
+        raise InputError(bench.uri_of(), "a timed group has no more judgeable pages than the warm-up")
     state = steady_state(cold, warm, timed)
     usage = tokens_per_page(pa.concat_tables([run["table"] for run in runs[len(_WARMUP_GROUPS) :]]))
     report = {

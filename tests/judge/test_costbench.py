@@ -108,7 +108,8 @@ def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_reco
 @pytest.mark.parametrize(
     ("extra", "field"),
     [(["--sample", "10"], "sample"), (["--engine", "signals", "--compare-layouts"], "--compare-layouts"),
-     (["--sample", "30", "60"], "--sample")],
+     (["--sample", "30", "60"], "--sample"),
+     (["--warmup", "8", "--sample", "8", "16"], "--warmup")],
 )  # fmt: skip
 def test_bad_options_exit_2_naming_the_flag(tmp_path, run_uri, page_records, capsys, extra, field):
     path = tmp_path / "requests.csv"
