@@ -64,11 +64,14 @@ TINY = {
     "head_dim": 16,
 }
 
-#: Token counts per page (2 queries x 3 stages) measured by bench/judge.py (docs/judge.md), used
-#: when no --judge-json is given.
+#: Tokens per page (2 queries x 3 stages = 6 requests) used when no --judge-json is given. Prefilled
+#: tokens: bench/judge.py as docs/judge.md reports it (1,603,542 paper and 395,732 shared over 105
+#: pages); prompt tokens: those over 1 - the measured prefix-cache hit rate (0.295, 0.881); output
+#: tokens: every justification at the bench's 100-character cap, 1,191 characters of JSON per
+#: (page, query) at 3.5 characters per token (an upper end, not measured).
 JUDGE_TOKENS_PER_PAGE = {
-    "paper": {"requests": 6.0, "prompt_tokens": 21705.9, "prefill_tokens": 15271.8, "output_tokens": 330.0},
-    "shared": {"requests": 6.0, "prompt_tokens": 31734.3, "prefill_tokens": 3768.9, "output_tokens": 330.0},
+    "paper": {"requests": 6.0, "prompt_tokens": 21662.0, "prefill_tokens": 15271.8, "output_tokens": 681.0},
+    "shared": {"requests": 6.0, "prompt_tokens": 31672.0, "prefill_tokens": 3768.9, "output_tokens": 681.0},
 }
 
 
@@ -229,8 +232,11 @@ def projection(
             prefill_efficiency=prefill_efficiency,
             decode_efficiency=decode_efficiency,
         )
-        hours = gpu_hours_per_1m_pages(tokens["prefill_tokens"], tokens["output_tokens"], throughput)
-        out[f"projected_gpu_hours_per_1m_pages_{layout}"] = round(hours, 2)
+        for suffix, overlapped in (("", False), ("_overlapped", True)):
+            hours = gpu_hours_per_1m_pages(
+                tokens["prefill_tokens"], tokens["output_tokens"], throughput, overlapped
+            )
+            out[f"projected_gpu_hours_per_1m_pages_{layout}{suffix}"] = round(hours, 2)
         out[f"{layout}_basis"] = {"prefill_at_prompt_tokens": int(length), "decode_at_batch": batch, **tokens}
     return out
 
@@ -296,7 +302,7 @@ def main(argv: list[str] | None = None) -> dict:
             "vllm_prefill_efficiency": args.vllm_prefill_efficiency,
             "vllm_decode_efficiency": args.vllm_decode_efficiency,
             "tokens_per_page_from": args.judge_json or "docs/judge.md (bench/judge.py)",
-            "prefill_and_decode": "added (vLLM overlaps them, so this is the upper end)",
+            "prefill_and_decode": "added (upper end); _overlapped: the larger of the two (lower end)",
         },
         **projection(
             measured,

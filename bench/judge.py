@@ -201,10 +201,14 @@ def main() -> None:
             # Token counts measured here; GPU throughput from judge.cost.GpuThroughput (docs/judge.md).
             "gpu_projection": gpu.gpu,
             **{
-                f"projected_gpu_hours_per_1m_pages_{name}": round(
-                    gpu_hours_per_1m_pages(tokens["prefill_tokens"], tokens["output_tokens"], gpu), 1
+                f"projected_gpu_hours_per_1m_pages_{name}{suffix}": round(
+                    gpu_hours_per_1m_pages(
+                        tokens["prefill_tokens"], tokens["output_tokens"], gpu, overlapped
+                    ),
+                    1,
                 )
                 for name, tokens in per_page.items()
+                for suffix, overlapped in (("", False), ("_overlapped", True))
             },
         }
         print(json.dumps(final))

@@ -38,7 +38,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from crawler.base import ConfigModel, InputError, RunStore, validate_model
 from jobs.cli import run_module
@@ -46,7 +46,14 @@ from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests, requests_from_run
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, accounting, judge_pairs, judge_run, page_index, read_judgments
-from judge.cost import PAGES_PER_PROJECTION, GpuThroughput, SteadyState, Timing, steady_state
+from judge.cost import (
+    PAGES_PER_PROJECTION,
+    GpuThroughput,
+    SteadyState,
+    Timing,
+    gpu_hours_per_1m_pages,
+    steady_state,
+)
 from judge.rubric import STAGES
 from judge.run import validate_requests
 
@@ -92,6 +99,12 @@ class CostbenchOptions(ConfigModel):
         if len(sizes) < 2 or sizes[0] < 1:
             raise ValueError("give at least two different positive sample sizes, e.g. --sample 50 100")
         return sizes
+
+    @model_validator(mode="after")
+    def _larger_than_warmup(self) -> CostbenchOptions:
+        if self.sample[0] <= self.warmup:
+            raise ValueError(f"every --sample size must exceed --warmup ({self.warmup})")
+        return self
 
 
 #: GpuThroughput fields that have a flag of their own.
@@ -278,12 +291,16 @@ def project(
             out["cost"] = hours["total"] * options.gpu_hour_price
             counts["cost"] = "gpu_hours x --gpu-hour-price"
         gpu = options.gpu
-        out["projected_gpu_hours"] = (
-            gpu.seconds_per_page(tokens["prefill_tokens"], tokens["output_tokens"]) * scale / 3600
-        )
+        for suffix, overlapped in (("", False), ("_overlapped", True)):
+            out[f"projected_gpu_hours{suffix}"] = gpu_hours_per_1m_pages(
+                tokens["prefill_tokens"], tokens["output_tokens"], gpu, overlapped
+            )
         counts["projected_gpu_hours"] = (
             f"measured tokens per page at {gpu.gpu}: prefill at {gpu.prefill_tokens_per_s:g} tokens/s plus "
             f"decode at {gpu.decode_tokens_per_s:g} tokens/s, not timed here"
+        )
+        counts["projected_gpu_hours_overlapped"] = (
+            "the same with prefill hidden in decode steps: the larger of the two"
         )
         return {"unit": unit, "per_1m_pages": _rounded(out), "counts": counts}
     # openai: billed per token, throttled per minute.
@@ -335,7 +352,7 @@ def measure(bench: RunStore, groups: list[pa.Table], pages: pa.Table, config: Ju
         raise InputError(bench.uri_of(), "a sample group has no judgeable page (status ok)", field="--sample")
     cold, warm, *timed = [Timing(run["pages"], _billed_seconds(engine, run, options)) for run in runs]
     if any(t.pages <= warm.pages for t in timed):
-        raise InputError("command line", "every --sample size must exceed --warmup", field="--warmup")
+        raise InputError(bench.uri_of(), "a timed group has no more judgeable pages than the warm-up")
     state = steady_state(cold, warm, timed)
     usage = tokens_per_page(pa.concat_tables([run["table"] for run in runs[len(_WARMUP_GROUPS) :]]))
     report = {

@@ -117,20 +117,27 @@ class GpuThroughput:
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be positive")
 
-    def seconds_per_page(self, prefill_tokens: float, output_tokens: float) -> float:
+    def seconds_per_page(
+        self, prefill_tokens: float, output_tokens: float, overlapped: bool = False
+    ) -> float:
         """GPU-seconds for one page's prefilled and output tokens.
 
-        Prefill and decode are added: vLLM overlaps them in mixed batches, so this is the upper
-        end (the lower end is the larger of the two).
+        By default prefill and decode time are added: the upper end. vLLM runs prefill chunks inside
+        decode steps (chunked prefill), and decode at page-length contexts is bound by memory
+        bandwidth while prefill is bound by compute, so they overlap; ``overlapped=True`` gives the
+        lower end, the larger of the two.
         """
         prefill = prefill_tokens / (self.prefill_tokens_per_s * self.prefill_efficiency)
         decode = output_tokens / (self.decode_tokens_per_s * self.decode_efficiency)
-        return prefill + decode
+        return max(prefill, decode) if overlapped else prefill + decode
 
 
-def gpu_hours_per_1m_pages(prefill_tokens: float, output_tokens: float, throughput: GpuThroughput) -> float:
+def gpu_hours_per_1m_pages(
+    prefill_tokens: float, output_tokens: float, throughput: GpuThroughput, overlapped: bool = False
+) -> float:
     """Projected GPU-hours for 1M pages from prefilled and output tokens per page."""
-    return throughput.seconds_per_page(prefill_tokens, output_tokens) * PAGES_PER_PROJECTION / 3600
+    seconds = throughput.seconds_per_page(prefill_tokens, output_tokens, overlapped)
+    return seconds * PAGES_PER_PROJECTION / 3600
 
 
 __all__ = [

@@ -56,6 +56,7 @@ def test_vllm_reports_gpu_and_node_hours_with_one_start_per_worker():
     assert per_1m["prefill_tokens"] == 2_000_000_000
     # 2,000 prefilled tokens at 30k/s + 600 output tokens at 4.5k/s, per page
     assert per_1m["projected_gpu_hours"] == round((2000 / 30_000 + 600 / 4_500) * 1e6 / 3600, 3)
+    assert per_1m["projected_gpu_hours_overlapped"] == round(600 / 4_500 * 1e6 / 3600, 3)  # decode is larger
     assert set(per_1m) <= set(report["counts"]) | {"prompt_tokens", "cached_prompt_tokens", "output_tokens",
                                                     "steady_gpu_hours", "start_gpu_hours"}  # fmt: skip
 
@@ -107,7 +108,8 @@ def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_reco
 @pytest.mark.parametrize(
     ("extra", "field"),
     [(["--sample", "10"], "sample"), (["--engine", "signals", "--compare-layouts"], "--compare-layouts"),
-     (["--sample", "30", "60"], "--sample")],
+     (["--sample", "30", "60"], "--sample"),
+     (["--warmup", "8", "--sample", "8", "16"], "--warmup")],
 )  # fmt: skip
 def test_bad_options_exit_2_naming_the_flag(tmp_path, run_uri, page_records, capsys, extra, field):
     path = tmp_path / "requests.csv"
