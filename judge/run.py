@@ -25,6 +25,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -329,8 +330,11 @@ def write_outcomes(worker: UnitJudge, rows: list[dict[str, Any]]) -> list[dict[s
 class WriteOutcomes(UnitJudge):
     """CPU workers after the engine stage: :func:`write_outcomes` over each batch of answers."""
 
-    def __call__(self, batch: pa.Table) -> pa.Table:
-        rows = batch.to_pylist()
+    def __call__(self, batch: pa.Table | pd.DataFrame) -> pa.Table:
+        # Fused behind the processor's postprocess, Ray Data may hand over pandas despite
+        # batch_format="pyarrow"; through Arrow, pandas' NaN placeholders become nulls again.
+        table = batch if isinstance(batch, pa.Table) else pa.Table.from_pandas(batch, preserve_index=False)
+        rows = table.to_pylist()
         info = {r["unit"]: (r["unit_total"], r["unit_info"]) for r in rows if r.get("unit")}
         out = write_outcomes(self, rows)
         for row in out:
