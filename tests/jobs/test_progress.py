@@ -100,6 +100,7 @@ def test_audit_under_a_terminal_shows_crawl_and_judge_progress(tmp_path):
         "cluster.ray.num_cpus=2",
         "crawl.politeness.per_host_concurrency=2",
         "reduce.executor=local",
+        "crawl.flush_every=5",  # progress counts committed parts: commit every 5 pages
     ]
     command = [
         *(sys.executable, "-m", "jobs.cli", "audit", "--run", str(tmp_path / "run")),
