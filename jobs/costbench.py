@@ -3,7 +3,7 @@
 Examples::
 
     sourcebench costbench --run runs/a1 --sample 50 100                      # signals: CPU core-hours
-    sourcebench costbench --run runs/a1 --config judge.yaml --gpu-hour-price 2.5 --gpus 1 --workers 8
+    sourcebench costbench --run runs/a1 --config judge.yaml --gpu-hour-price 2.5 --projected-workers 8
     sourcebench costbench --run runs/a1 --config judge.yaml --compare-layouts   # paper vs shared
     sourcebench costbench --run runs/a1 --engine openai --model qwen-plus --rate-limit-rpm 600 \\
         --price-per-1m-input 0.4 --price-per-1m-cached 0.08 --price-per-1m-output 1.2
@@ -14,7 +14,7 @@ page lengths, and judged one group after the other into ``<run>/costbench/<label
 so the run's own judgments are untouched. The warm-up pays the start-up (model load, engine start);
 the timed groups give the steady per-page rate at each size, and their spread shows whether the
 estimate is stable (``judge.cost.steady_state``). The projection for 1M pages is the steady rate
-plus one start-up per ``--workers``, in the unit that bills the engine:
+plus one start-up per ``--projected-workers``, in the unit that bills the engine:
 
 - ``signals``: CPU core-hours (CPU seconds of this process, all threads);
 - ``vllm``: GPU-hours (wall time x ``--gpus``) and node-hours (``--gpus-per-node``), plus a GPU
