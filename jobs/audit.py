@@ -45,6 +45,7 @@ from jobs.config import AuditConfig, load_config
 from jobs.coverage import COVERAGE_PATH, measure_coverage
 from jobs.crawl import crawl_run
 from jobs.inputs import load_citations, load_queries
+from jobs.judge import requests_from_run
 from jobs.manifest import RunManifest, file_sha256, fingerprint
 from jobs.progress import crawl_progress, judge_progress
 from jobs.ray_runtime import ensure_ray
@@ -228,7 +229,7 @@ class Audit:
         }
         inputs_fp = fingerprint(input_hashes, config.inputs.system, config.scoring.model_dump())
         crawl_fp = fingerprint(inputs_fp, self.crawl_settings())
-        judge_fp = fingerprint(crawl_fp, config.judge.model_dump(mode="json"))
+        judge_fp = fingerprint(crawl_fp, config.judge.fingerprint_payload())
         self.manifest.begin_attempt(config.to_dict(), input_hashes, robots)
         wall = time.monotonic()
         try:
@@ -408,12 +409,7 @@ class Audit:
 
         Which of these pairs get judged is decided by :func:`judge.pairs.judge_pairs`, as everywhere.
         """
-        queries = self.store.read_table(LAYOUT.queries).select(["query_id", "query"])
-        queries = queries.rename_columns(["query_id", "query_text"])
-        pairs = self.selected().select(["url_key", "query_id"])
-        return pairs.join(queries, "query_id", join_type="inner").select(
-            ["url_key", "query_id", "query_text"]
-        )
+        return requests_from_run(self.store)
 
     def check_pages(self) -> dict[str, Any]:
         """Exactly one page record per selected canonical URL, or :class:`IncompleteRunError`."""

@@ -31,6 +31,7 @@ from crawler.errors import InputError
 from crawler.layout import LAYOUT
 from crawler.storage import RunStore
 from jobs.cli import add_set_argument, dotted_overrides, positive_int, run_module
+from jobs.progress import judge_progress
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, judge_run
 from judge.run import REQUEST_COLUMNS
@@ -166,7 +167,8 @@ def run(args: argparse.Namespace) -> int:
         requests = read_requests(args.requests) if args.requests else requests_from_run(store)
         if config.engine == "vllm" or config.executor == "ray":
             ensure_ray(RayConfig(num_cpus=args.num_cpus))
-        summary = judge_run(store.uri, requests, config)
+        with judge_progress(store, lambda: 3 * requests.num_rows):
+            summary = judge_run(store.uri, requests, config)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

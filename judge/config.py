@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
@@ -144,6 +144,10 @@ class VLLMConfig(_Strict):
 
 class JudgeConfig(_Strict):
     """Everything that decides how pages are judged."""
+
+    #: Settings that decide where and in what batches the work runs, not the judgments: a rerun with
+    #: other values resumes the committed units instead of judging them again.
+    execution_fields: ClassVar[frozenset[str]] = frozenset({"write_batch_size", "executor", "workers"})
 
     engine: Literal["signals", "openai", "vllm"] = Field(
         "signals", description="Which judge runs; signals (no LLM) is the embedded default."
