@@ -136,7 +136,9 @@ def judge_run(
     pairs = judge_pairs(requests, index)
     driver = UnitJudge(store.uri, config)
     units = plan_units(
-        pairs, index.select(["url_key", "part"]), store.listdir(LAYOUT.judgments, suffix=".parquet")
+        pairs,
+        index.select(["url_key", "part", "status", "content_sha256"]),
+        store.listdir(LAYOUT.judgments, suffix=".parquet"),
     )
     del pairs, index
     counts = UnitCounts()

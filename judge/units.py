@@ -74,7 +74,9 @@ class Unit:
     """Arrow IPC stream of ``url_key, query_id, query_text`` (a few short columns)."""
     pairs_sha: str
     judgment_parts: tuple[str, ...] = ()
-    """Judgment parts this unit committed in earlier runs (names under ``judgments/``)."""
+    """Judgment parts that may hold this unit's keys (names under ``judgments/``): those written by
+    any unit of the same crawl shard, since a page fetched again lands in a new part of its shard
+    while its judgments stay where they were written."""
 
     def to_item(self) -> dict[str, Any]:
         return {
@@ -106,25 +108,33 @@ def _ipc(table: pa.Table) -> bytes:
     return sink.getvalue().to_pybytes()
 
 
+def _shard_of_unit(unit: str) -> str:
+    """The crawl shard whose parts a unit judges (the unit itself for parts from elsewhere)."""
+    return LAYOUT.shard_of_page_part(f"{unit}.parquet") or unit
+
+
 def plan_units(pairs: pa.Table, parts: pa.Table, judgment_parts: Sequence[str]) -> list[Unit]:
     """Cut the pairs into units, one per page part.
 
     Args:
         pairs: ``url_key, query_id, query_text`` (from :func:`judge.pairs.judge_pairs`).
-        parts: ``url_key, part``: which page part holds each page record.
+        parts: ``url_key, part, status, content_sha256``: which page part holds each page record,
+            and what the record is. Both go into the unit's ``pairs_sha``, so a unit whose pages were
+            fetched again with another outcome (a refused page now ok, a changed text) is judged
+            again even when the new records land in a part of the same name.
         judgment_parts: Names of the judgment parts the run holds now.
     """
     located = pairs.select(["url_key", "query_id", "query_text"]).join(
-        parts, "url_key", join_type="left outer"
+        parts.select(["url_key", "part", "status", "content_sha256"]), "url_key", join_type="left outer"
     )
     located = located.append_column(
         "unit", pc.fill_null(pc.replace_substring_regex(located["part"], r"\.parquet$", ""), NO_PAGE_UNIT)
     )
-    by_unit: dict[str, list[str]] = {}
+    by_group: dict[str, list[str]] = {}
     for name in judgment_parts:
         owner = LAYOUT.unit_of_judgment_part(name)
         if owner is not None:
-            by_unit.setdefault(owner, []).append(name)
+            by_group.setdefault(_shard_of_unit(owner), []).append(name)
     located = located.sort_by([("unit", "ascending"), ("url_key", "ascending"), ("query_id", "ascending")])
     units = []
     # Groups come out in order of first appearance, which is sorted: each is one contiguous slice.
@@ -134,8 +144,11 @@ def plan_units(pairs: pa.Table, parts: pa.Table, judgment_parts: Sequence[str]) 
         rows = located.slice(start, size)
         start += size
         blob = _ipc(rows.select(["url_key", "query_id", "query_text"]).combine_chunks())
-        digest = hashlib.sha256(blob).hexdigest()[:16]
-        units.append(Unit(name, rows["part"][0].as_py(), blob, digest, tuple(by_unit.get(name, ()))))
+        state = _ipc(rows.select(["status", "content_sha256"]).combine_chunks())
+        digest = hashlib.sha256(blob + state).hexdigest()[:16]
+        units.append(
+            Unit(name, rows["part"][0].as_py(), blob, digest, tuple(by_group.get(_shard_of_unit(name), ())))
+        )
     return units
 
 

@@ -17,6 +17,22 @@ import time
 from crawler.fetch.watchdog import die_with_parent
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process since it started this program, in MB.
+
+    ``VmHWM`` of the current address space: Linux keeps ``ru_maxrss`` across ``execve``, so a shard
+    process forked from a large parent (a test session, a Ray worker) would report the parent's size.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def main(spec_path: str) -> int:
     with open(spec_path) as handle:
         spec = json.load(handle)
@@ -52,7 +68,7 @@ def main(spec_path: str) -> int:
             "fetched": len(sink.done),
             "parts": sink.parts,
             "wall_s": round(time.monotonic() - started, 3),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "peak_rss_mb": peak_rss_mb(),
             "render_blocked_requests": [*guard.blocked, *(proxy.blocked if proxy else [])][:100],
             "render_blocked_count": len(guard.blocked) + len(proxy.blocked if proxy else []),
             "render_contexts_opened": stats.get("playwright/context_count", 0),

@@ -96,8 +96,8 @@ def replicate_means(sums: np.ndarray, counts: np.ndarray, n_boot: int = 1000, se
 def percentile_interval(replicates: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
     """Column-wise percentile interval, NaN replicates skipped (all-NaN columns give NaN)."""
     alpha = (1.0 - level) / 2.0
-    if replicates.shape[0] == 0:
-        empty = np.full(replicates.shape[1], np.nan)
+    if replicates.size == 0:  # no replicate, or no column (numpy's nanquantile drops the level axis)
+        empty = np.full(replicates.shape[1:], np.nan)
         return empty, empty.copy()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

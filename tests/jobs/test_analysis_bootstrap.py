@@ -92,6 +92,12 @@ def test_equal_systems_win_half_and_far_systems_are_not_tied() -> None:
     assert tied_with(systems, reps, 0.95) == ["y", "x", ""]
 
 
+def test_a_single_system_is_tied_with_nobody() -> None:
+    rows = [("solo", f"q{i}", 50.0 + i, 3.0) for i in range(5)]
+    systems, reps = bootstrap_replicates(_sources(rows), "weighted_total_content_score", n_boot=50)
+    assert tied_with(systems, reps, 0.95) == [""]
+
+
 def test_seeded_on_a_paper_sized_run() -> None:
     rng = np.random.default_rng(2)
     n = 12 * 100 * 4

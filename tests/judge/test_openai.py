@@ -89,17 +89,17 @@ _REQUESTS: dict = {}
 
 @pytest.fixture(autouse=True)
 def _capture_requests(monkeypatch):
-    """Remember the StageRequests a run builds, keyed by judgment_key (to re-render prompts in asserts)."""
-    from judge import run as run_module
+    """Remember the StageRequests a unit builds, keyed by judgment_key (to re-render prompts in asserts)."""
+    from judge.units import UnitJudge
 
-    real = run_module._build
+    real = UnitJudge._requests
 
-    def build(*args, **kwargs):
-        todo, skipped = real(*args, **kwargs)
+    def build(self, unit):
+        todo, skipped = real(self, unit)
         _REQUESTS.update({r.judgment_key: r for r in todo})
         return todo, skipped
 
-    monkeypatch.setattr(run_module, "_build", build)
+    monkeypatch.setattr(UnitJudge, "_requests", build)
 
 
 @pytest.mark.slow

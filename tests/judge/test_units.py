@@ -106,6 +106,32 @@ def test_a_unit_with_error_rows_has_no_marker_and_the_rerun_redoes_only_those(
     assert len(keys) == len(set(keys)) == requests.num_rows * 3
 
 
+def test_pages_fetched_again_are_judged_by_their_outcome_and_never_twice(tmp_path, page_records):
+    """A rerun of the crawl rewrites a shard's parts: a refused page now ok is judged, an unchanged
+    page that moved to a new part of its shard reuses its judgments, and no key is committed twice."""
+    pages = pa.concat_tables([page_records.slice(0, 3), page_records.slice(page_records.num_rows - 2)])
+    store = RunStore(str(tmp_path / "run"))
+    store.write_table("pages/shard-00000-00000.parquet", pages)
+    requests = requests_for(pages, queries=(("q1", "Is coffee healthy?"),))
+    first = judge_run(store.uri, requests, CONFIG)
+    assert first["statuses"] == {"scored": 9, "skipped": 6}
+    # The refetch: the timed-out page now ok (the text of another page) and one ok page moved.
+    rows = pages.to_pylist()
+    url = "https://slow.example.org/a"
+    recovered = {**rows[0], "url_key": "failed-timeout", "url": url, "final_url": url}
+    moved = rows[1]
+    store.write_table(
+        "pages/shard-00000-00000.parquet", pa.Table.from_pylist([rows[0], rows[2], rows[4]], pages.schema)
+    )
+    store.write_table(
+        "pages/shard-00000-00001.parquet", pa.Table.from_pylist([recovered, moved], pages.schema)
+    )
+    second = judge_run(store.uri, requests, CONFIG)
+    assert second["units_run"] == 2 and second["judged"] == 3  # the recovered page's three stages
+    keys = read_judgments(store.uri)["judgment_key"].to_pylist()
+    assert len(keys) == len(set(keys)) == 15 + 3
+
+
 @pytest.mark.slow
 def test_sigkill_mid_run_then_rerun_commits_every_judgment_exactly_once(tmp_path, page_records):
     run = write_parts(tmp_path, page_records, 3)
