@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-import tldextract
 
 from crawler.netguard import is_ip_literal
 
-# Never fetch the public suffix list over the network: use the snapshot shipped with tldextract.
-_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+if TYPE_CHECKING:
+    import tldextract
+
+
+@cache
+def _extractor() -> tldextract.TLDExtract:
+    """The suffix list, loaded on first use (tldextract and requests cost ~0.1 s to import).
+
+    Never fetched over the network: the snapshot shipped with tldextract.
+    """
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
 
 #: Second-level labels of country-code suffixes that mean the same as a generic TLD (gov.uk, ac.jp, ...).
 _CC_SECOND_LEVEL = {
@@ -33,7 +44,7 @@ def registered_domain(url_or_host: str) -> str | None:
         return None
     if is_ip_literal(host):
         return host
-    parts = _EXTRACT(host)
+    parts = _extractor()(host)
     if parts.domain and parts.suffix:
         return f"{parts.domain}.{parts.suffix}"
     return host
@@ -46,7 +57,7 @@ def domain_category(url_or_host: str) -> str:
     host = (host or "").lower().rstrip(".")
     if not host or is_ip_literal(host):
         return "other"
-    suffix = _EXTRACT(host).suffix
+    suffix = _extractor()(host).suffix
     labels = suffix.split(".") if suffix else []
     if not labels:
         return "other"

@@ -34,7 +34,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from crawler.base import InputError, RunStore, read_yaml
 from crawler.layout import LAYOUT
@@ -49,7 +48,6 @@ from jobs.judge import requests_from_run
 from jobs.manifest import RunManifest, file_sha256, fingerprint
 from jobs.progress import crawl_progress, judge_progress
 from jobs.ray_runtime import ensure_ray
-from jobs.reduce import print_leaderboard, reduce_run
 from jobs.scoring import SCORES_PATH, page_vectors, score_sources, select_sources, status_counts
 from judge import content_vectors, judge_run
 from judge.engines.openai_http import EndpointUnavailable, preflight
@@ -222,12 +220,18 @@ class Audit:
         cluster start), and an openai judge endpoint is checked before the crawl spends time.
         """
         config = self.config
-        input_hashes = {path: file_sha256(path) for path in [config.inputs.queries, *config.inputs.citations]}
+        files = [config.inputs.queries, *config.inputs.citations, *config.inputs.serp.values()]
+        input_hashes = {path: file_sha256(path) for path in files}
         robots = {
             "obey_robots": config.crawl.network.obey_robots,
             "override": None if config.crawl.network.obey_robots else "crawl.network.obey_robots=false",
         }
-        inputs_fp = fingerprint(input_hashes, config.inputs.system, config.scoring.model_dump())
+        inputs_fp = fingerprint(
+            input_hashes,
+            config.inputs.system,
+            sorted(config.inputs.serp.items()),
+            config.scoring.model_dump(),
+        )
         crawl_fp = fingerprint(inputs_fp, self.crawl_settings())
         judge_fp = fingerprint(crawl_fp, config.judge.fingerprint_payload())
         self.manifest.begin_attempt(config.to_dict(), input_hashes, robots)
@@ -375,6 +379,8 @@ class Audit:
         return {"sources": scores.num_rows, **status_counts(scores)}
 
     def stage_reduce(self) -> dict[str, Any]:
+        from jobs.reduce import reduce_run  # pandas: loaded by the stages that use it, not for `--help`
+
         summary = reduce_run(
             self.store.uri,
             self.config.reduce,
@@ -399,6 +405,8 @@ class Audit:
             return (
                 PAGE_SCHEMA if columns is None else pa.schema([PAGE_SCHEMA.field(c) for c in columns])
             ).empty_table()
+        import pyarrow.dataset as ds  # pulls in pandas: not at import, so `--help` stays fast
+
         dataset = ds.dataset(
             self.store.path("pages"), filesystem=self.store.fs, format="parquet", schema=PAGE_SCHEMA
         )
@@ -502,6 +510,8 @@ def print_summary(store: RunStore, summary: dict[str, Any]) -> None:
     if store.exists(LEADERBOARD_DATA):
         stamp = "" if coverage is None or coverage["complete"] else "  ** INCOMPLETE **"
         print(f"\n== leaderboard (weighted total, 0-100; a missing page counts 0){stamp} ==")
+        from jobs.reduce import print_leaderboard
+
         print_leaderboard(store.read_json(LEADERBOARD_DATA)["overall"])
         if coverage is not None:
             print("\ncoverage (sources fetched ok and scored / selected):")

@@ -27,9 +27,8 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from crawler.errors import InputError
+from crawler.base import InputError, RunStore
 from crawler.layout import LAYOUT
-from crawler.storage import RunStore
 from jobs.cli import add_set_argument, dotted_overrides, positive_int, run_module
 from jobs.progress import judge_progress
 from jobs.ray_runtime import RayConfig, ensure_ray

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from crawler.storage import RunStore
+from crawler.base import RunStore
 
 #: Statuses of a judgment that is done (an ``error`` row is retried, so it is not).
 _DONE_JUDGMENTS = ("scored", "unscorable", "skipped")

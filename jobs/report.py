@@ -15,7 +15,7 @@ import sys
 
 from crawler.base import InputError, apply_override, validate_model
 from jobs.analysis import ReportConfig
-from jobs.analysis.run_summary import Prices
+from jobs.analysis.config import Prices
 from jobs.cli import add_set_argument, nonnegative_float, positive_int, probability, run_module
 
 

@@ -14,15 +14,19 @@ Two steps around the crawl and the judge:
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 
-from crawler.errors import InputError
+from crawler.base import InputError
 from crawler.layout import LAYOUT
 from crawler.urls import InvalidURL, canonicalize_url, url_key
 from jobs.schemas import SOURCE_SCORES_SCHEMA
 from judge.pairs import page_ids
 from judge.rubric import DIMENSION_KEYS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORES_PATH = LAYOUT.scores
 
@@ -92,6 +96,8 @@ def select_sources(
     frame["url_key"] = [url_key(url) for url in frame["canonical_url"]]
     frame = frame.sort_values(["system", "query_id", "rank"], kind="stable")
     frame = frame.drop_duplicates(["system", "query_id", "url_key"], keep="first")
+    import pandas as pd  # ~0.3 s to import: not for `sourcebench audit --help`
+
     frame = pd.concat([_top_sources(group, top_k) for _, group in frame.groupby(["system", "query_id"])])
     frame["query_type"] = frame["query_id"].map(query_types)
     answer_language = frame["language"]

@@ -26,11 +26,11 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from crawler.base import RunStore
 from crawler.layout import LAYOUT
 from crawler.runner import STAGE as CRAWL_STAGE
 from crawler.runner import reopen_shard
 from crawler.schema import PAGE_STATUSES, RETRYABLE_STATUSES
-from crawler.storage import RunStore
 
 #: Page statuses of a transport failure: a rerun of a live crawl fetches them again.
 TRANSPORT_STATUSES = frozenset({"error", "timeout"})

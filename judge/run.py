@@ -23,17 +23,14 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from crawler.errors import InputError
+from crawler.base import InputError, RunStore
 from crawler.layout import LAYOUT
-from crawler.storage import RunStore
 from judge.config import JudgeConfig
 from judge.engines.base import Completion, Prompt, PromptStage, outcome_of
 from judge.engines.vllm_ray import completion_of
@@ -52,6 +49,9 @@ from judge.units import (
     plan_units,
 )
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 log = logging.getLogger(__name__)
 
 REQUEST_COLUMNS = ("url_key", "query_id", "query_text")
@@ -66,6 +66,8 @@ def read_judgments(run_uri: str, columns: Sequence[str] | None = None) -> pa.Tab
     """All judgment rows of a run (every part), in JUDGMENT_SCHEMA; only ``columns`` when given."""
     store = RunStore(run_uri)
     paths = [store.path(LAYOUT.judgments, n) for n in store.listdir(LAYOUT.judgments, suffix=".parquet")]
+    import pyarrow.dataset as ds  # pulls in pandas: not at import, so `--help` stays fast
+
     dataset = ds.dataset(paths, filesystem=store.fs, format="parquet", schema=JUDGMENT_SCHEMA)
     return dataset.to_table(columns=list(columns) if columns is not None else None)
 

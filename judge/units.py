@@ -24,8 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from crawler.base import RunStore
 from crawler.layout import LAYOUT
-from crawler.storage import RunStore
 from judge.config import JudgeConfig
 from judge.engines import make_engine
 from judge.engines.base import Judged, JudgeEngine, Outcome

@@ -16,6 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from jobs.cli import SUBCOMMANDS
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("crawler", "judge", "jobs")
 #: What each layer may import (``jobs`` -> ``judge`` -> ``crawler``; nothing imports ``jobs``).
@@ -158,6 +162,28 @@ def test_dependencies_point_one_way() -> None:
     assert {name: bad for name, bad in wrong.items() if bad} == {}
 
 
+#: The shared foundation: ``judge`` and ``jobs`` import it from :mod:`crawler.base` only.
+FOUNDATION = {"crawler.errors", "crawler.storage"}
+#: ``jobs.cli`` handles ``--version`` and ``--help`` before pydantic (which ``crawler.base`` loads).
+FOUNDATION_EXCEPTIONS = {"jobs.cli": {"crawler.errors"}}
+
+
+def test_the_foundation_is_imported_from_crawler_base() -> None:
+    direct = {}
+    for name in MODULES:
+        if name.startswith("crawler"):
+            continue
+        tree = ast.parse(module_file(name).read_text())
+        modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        modules |= {
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+        }
+        wrong = (modules & FOUNDATION) - FOUNDATION_EXCEPTIONS.get(name, set())
+        if wrong:
+            direct[name] = sorted(wrong)
+    assert direct == {}
+
+
 def test_test_scaffolding_is_not_shipped() -> None:
     for name in ("tiny_model", "serve", "sample_pages"):
         assert not (REPO / "judge" / f"{name}.py").exists()
@@ -207,3 +233,35 @@ def test_importing_jobs_leaves_the_environment_alone() -> None:
         [sys.executable, "-c", code], cwd=REPO, env=CLEAN_ENV, capture_output=True, text=True, timeout=120
     )
     assert done.stdout.strip() == "True", done.stderr
+
+
+#: Libraries that cost a tenth of a second or more to import and that no command needs for ``--help``.
+HEAVY = ("pandas", "pyarrow.dataset", "httpx", "tldextract", "ray", "scrapy", "torch", "vllm", "matplotlib")
+#: Commands whose own module works on pandas frames throughout (reduce, report, calibrate) or whose
+#: collectors hold an HTTP client (collect) load those at import; every other command's help loads none.
+HELP_LOADS = {"reduce": {"pandas"}, "report": {"pandas"}, "calibrate": {"pandas", "pyarrow.dataset"},
+              "collect": {"httpx"}}  # fmt: skip
+HELP_IMPORTS = """
+import contextlib, io, json, sys
+from jobs.cli import main
+heavy = sys.argv[2:]
+sys.argv = ["sourcebench", sys.argv[1], "--help"]
+with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):
+    main()
+print(json.dumps(sorted(name for name in heavy if name in sys.modules)))
+"""
+
+
+@pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
+def test_help_loads_no_heavy_library(command: str) -> None:
+    """``sourcebench CMD --help`` stays fast (under 1 s): the heavy libraries load where they are used."""
+    done = subprocess.run(
+        [sys.executable, "-c", HELP_IMPORTS, command, *HEAVY],
+        cwd=REPO,
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert set(json.loads(done.stdout.strip().splitlines()[-1])) == HELP_LOADS.get(command, set())

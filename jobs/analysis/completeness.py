@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from crawler.storage import RunStore
+from crawler.base import RunStore
 from jobs.analysis.analyses import WEIGHTED, Analyses
 from jobs.analysis.document import Note, Section, Table
 from jobs.analysis.run_data import RunData

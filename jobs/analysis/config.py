@@ -7,7 +7,16 @@ import os
 from pydantic import Field
 
 from crawler.base import ConfigModel, ConfigPath, read_yaml, validate_model
-from jobs.analysis.run_summary import Prices
+
+
+class Prices(ConfigModel):
+    """Token prices for the cost estimate (USD per million tokens); leave unset to report tokens only."""
+
+    usd_per_1m_prompt_tokens: float = Field(0.0, ge=0, description="Price of uncached prompt tokens.")
+    usd_per_1m_cached_prompt_tokens: float | None = Field(
+        None, ge=0, description="Price of prompt tokens served from the prefix cache (default: prompt price)."
+    )
+    usd_per_1m_output_tokens: float = Field(0.0, ge=0, description="Price of generated tokens.")
 
 
 class ReportConfig(ConfigModel):

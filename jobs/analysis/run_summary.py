@@ -3,21 +3,10 @@
 from __future__ import annotations
 
 import pandas as pd
-from pydantic import Field
 
-from crawler.base import ConfigModel
 from crawler.schema import PAGE_STATUSES
+from jobs.analysis.config import Prices
 from judge.schema import JUDGMENT_STATUSES
-
-
-class Prices(ConfigModel):
-    """Token prices for the cost estimate (USD per million tokens); leave unset to report tokens only."""
-
-    usd_per_1m_prompt_tokens: float = Field(0.0, ge=0, description="Price of uncached prompt tokens.")
-    usd_per_1m_cached_prompt_tokens: float | None = Field(
-        None, ge=0, description="Price of prompt tokens served from the prefix cache (default: prompt price)."
-    )
-    usd_per_1m_output_tokens: float = Field(0.0, ge=0, description="Price of generated tokens.")
 
 
 def funnel(

@@ -17,15 +17,16 @@ import logging
 import os
 import random
 import time
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from crawler.base import InputError
 from crawler.retry import retry_after
 from judge.config import JudgeConfig, OpenAIConfig
 from judge.engines.base import Completion, Prompt
 from judge.engines.llm import LLMEngine
+
+if TYPE_CHECKING:  # httpx costs ~0.1 s to import: loaded when a request is made, not for `--help`
+    import httpx
 
 log = logging.getLogger(__name__)
 _FORMATS = ("json_schema", "json_object", "none")
@@ -49,6 +50,8 @@ def preflight(settings: OpenAIConfig, timeout_s: float = 10.0) -> None:
     Raises:
         EndpointUnavailable: naming the endpoint, the cause and the setting that fixes it.
     """
+    import httpx
+
     base = settings.base_url.rstrip("/")
     key = os.environ.get(settings.api_key_env)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -128,6 +131,8 @@ class OpenAIEngine(LLMEngine):
         return body
 
     async def _once(self, client: httpx.AsyncClient, prompt: Prompt) -> Completion:
+        import httpx
+
         start = time.perf_counter()
         try:
             response = await client.post("/chat/completions", json=self._body(prompt))
@@ -177,6 +182,8 @@ class OpenAIEngine(LLMEngine):
         return Completion(prompt.key, None, error=f"gave up after {s.max_retries + 1} attempts: {reason}")
 
     async def _run(self, prompts: list[Prompt]) -> list[Completion]:
+        import httpx
+
         gate = asyncio.Semaphore(self.settings.concurrency)
         limits = httpx.Limits(max_connections=self.settings.concurrency)
         async with httpx.AsyncClient(

@@ -6,9 +6,11 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.compute as pc
 import pytest
 
 from crawler.storage import RunStore
@@ -157,6 +159,21 @@ def test_a_judge_change_reruns_the_judge_but_not_the_crawl(demo_run):
         assert f"[{stage}] running" in logged, logged
     vectors_engine = RunStore(str(run)).read_json("manifest.json")["config"]["judge"]["signals"]["relevance"]
     assert vectors_engine == "overlap"
+
+
+def test_a_changed_serp_file_reruns_the_inputs(demo_run, tmp_path):
+    run, _ = demo_run
+    copy = tmp_path / "copy"
+    shutil.copytree(run, copy)
+    serp = tmp_path / "serp.csv"
+    serp.write_text("\n".join(Path(SERP).read_text().splitlines()[:-1]) + "\n")  # its last result gone
+    logged: list[str] = []
+    config = demo_config(copy, "cluster.stream=false", f"inputs.serp={{demo-serp: {serp}}}", "report=null")
+    Audit(config, log=logged.append).run()
+    assert "[inputs] running" in logged, logged
+    citations = RunStore(str(copy)).read_table("inputs/citations.parquet")
+    serp_rows = pc.sum(pc.equal(citations["system"], "demo-serp")).as_py()
+    assert serp_rows == len(Path(SERP).read_text().splitlines()) - 2  # header and the dropped row
 
 
 def test_cli_prints_the_leaderboard_and_reports_bad_input(demo_run, tmp_path, capsys):
