@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -48,13 +48,23 @@ from jobs.judge import requests_from_run
 from jobs.manifest import RunManifest, file_sha256, fingerprint
 from jobs.progress import crawl_progress, judge_progress
 from jobs.ray_runtime import ensure_ray
-from jobs.scoring import SCORES_PATH, page_vectors, score_sources, select_sources, status_counts
+from jobs.scoring import (
+    SCORES_PATH,
+    page_summaries,
+    page_vectors,
+    score_sources,
+    select_sources,
+    status_counts,
+)
 from judge import content_vectors, judge_run
 from judge.engines.openai_http import EndpointUnavailable, preflight
 from judge.pairs import ALIAS_COLUMNS, judge_pairs, page_ids, pair_ids
 from judge.run import FINAL_STATUSES, page_index, read_judgments
 from judge.schema import JUDGMENT_SCHEMA
 from judge.vectors import VECTOR_COLUMNS
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
 
 STAGE_MARKERS = "audit"
 #: The stages in order; a stage that runs invalidates every stage after it.
@@ -374,7 +384,7 @@ class Audit:
     def stage_scores(self) -> dict[str, Any]:
         """Join selected sources, pages and content vectors into ``scores/source_scores.parquet``."""
         vectors = content_vectors(read_judgments(self.store.uri, VECTOR_COLUMNS))
-        scores = score_sources(self.selected(), self.read_pages(), vectors)
+        scores = score_sources(self.selected(), page_summaries(self.pages_dataset()), vectors)
         self.store.write_table(SCORES_PATH, scores)
         return {"sources": scores.num_rows, **status_counts(scores)}
 
@@ -399,18 +409,19 @@ class Audit:
         return {"files": len(written)}
 
     # -- reading and checking stage outputs ----------------------------------------------------------
-    def read_pages(self, columns: tuple[str, ...] | None = None) -> pa.Table:
-        """Committed page records (all parts), optionally only some columns (the text is large)."""
-        if not self.store.exists("pages"):
-            return (
-                PAGE_SCHEMA if columns is None else pa.schema([PAGE_SCHEMA.field(c) for c in columns])
-            ).empty_table()
+    def pages_dataset(self) -> ds.Dataset:
+        """The committed page records (all parts) as a dataset, to scan only the columns needed."""
         import pyarrow.dataset as ds  # pulls in pandas: not at import, so `--help` stays fast
 
-        dataset = ds.dataset(
-            self.store.path("pages"), filesystem=self.store.fs, format="parquet", schema=PAGE_SCHEMA
+        if not self.store.exists(LAYOUT.pages):
+            return ds.dataset(PAGE_SCHEMA.empty_table())
+        return ds.dataset(
+            self.store.path(LAYOUT.pages), filesystem=self.store.fs, format="parquet", schema=PAGE_SCHEMA
         )
-        return dataset.to_table(columns=list(columns) if columns else None)
+
+    def read_pages(self, columns: tuple[str, ...]) -> pa.Table:
+        """Some columns of the committed page records (never the whole records: the text is large)."""
+        return self.pages_dataset().to_table(columns=list(columns))
 
     def cited_requests(self) -> pa.Table:
         """``url_key, query_id, query_text``: every selected source with the text of its query.

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from crawler.base import InputError
 from crawler.layout import LAYOUT
@@ -27,6 +28,7 @@ from judge.rubric import DIMENSION_KEYS
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow.dataset as ds
 
 SCORES_PATH = LAYOUT.scores
 
@@ -125,22 +127,38 @@ def page_vectors(vectors: pa.Table, ids: pa.Table) -> pd.DataFrame:
     return frame.drop_duplicates(["page_id", "query_id"]).drop(columns=["url_key", "rank"])
 
 
+#: The short page columns the scores need; the text enters only as its length.
+PAGE_SUMMARY_COLUMNS = ("url_key", "url", "status", "error", "final_url", "content_sha256", "language")
+
+
+def page_summaries(pages: pa.Table | ds.Dataset) -> pa.Table:
+    """Page records reduced to what the scores need: :data:`PAGE_SUMMARY_COLUMNS` and
+    ``text_content_length`` (characters of ``text_full``, else ``text_main``).
+
+    Args:
+        pages: Page records (crawler ``PAGE_SCHEMA``): a dataset of the run's parts, scanned batch by
+            batch so that the page text is never held whole, or a table.
+    """
+    import pyarrow.dataset as ds
+
+    source = ds.dataset(pages) if isinstance(pages, pa.Table) else pages
+    projection = {name: ds.field(name) for name in PAGE_SUMMARY_COLUMNS}
+    text = pc.coalesce(ds.field("text_full"), ds.field("text_main"))
+    projection["text_content_length"] = pc.utf8_length(text).cast(pa.float64())
+    return source.to_table(columns=projection)
+
+
 def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.Table:
     """Join selected sources, page records and content vectors into :data:`SCORED_SOURCES_SCHEMA`.
 
     Args:
         selected: The output of :func:`select_sources`.
-        pages: Page records (crawler ``PAGE_SCHEMA``; ``url_key, url, status, error, final_url,
-            content_sha256, text_full, text_main, language`` are used), one row per ``url_key``.
+        pages: :func:`page_summaries` of the page records, one row per ``url_key``.
         vectors: Content vectors (judge ``CONTENT_VECTORS_SCHEMA``), one row per (url_key, query_id)
             judged; aliases of one page share its vector (:func:`judge.pairs.page_ids`).
     """
-    page_frame = pages.select(
-        ["url_key", "status", "error", "text_full", "text_main", "language"]
-    ).to_pandas()
-    text = page_frame["text_full"].where(page_frame["text_full"].notna(), page_frame["text_main"])
-    page_frame["text_content_length"] = text.str.len().astype("float64")
-    page_frame = page_frame.drop(columns=["text_full", "text_main"]).rename(
+    page_frame = pages.select(["url_key", "status", "error", "text_content_length", "language"]).to_pandas()
+    page_frame = page_frame.rename(
         columns={"status": "page_status", "error": "page_error", "language": "page_language"}
     )
     ids = page_ids(pages)

@@ -9,7 +9,14 @@ from crawler.errors import InputError
 from crawler.schema import PAGE_SCHEMA
 from crawler.urls import url_key
 from jobs.schemas import CITATIONS_SCHEMA, QUERIES_SCHEMA, SOURCE_SCORES_SCHEMA
-from jobs.scoring import SCORED_SOURCES_SCHEMA, page_ids, score_sources, select_sources, status_counts
+from jobs.scoring import (
+    SCORED_SOURCES_SCHEMA,
+    page_ids,
+    page_summaries,
+    score_sources,
+    select_sources,
+    status_counts,
+)
 from judge.rubric import DIMENSION_KEYS
 from judge.schema import CONTENT_VECTORS_SCHEMA
 
@@ -131,7 +138,7 @@ def test_scores_keep_failed_pages_and_judgments_as_status_rows():
         [vector(urls[0], "q1", "scored", 4.0), vector(urls[2], "q1", "unscorable", None)],
         schema=CONTENT_VECTORS_SCHEMA,
     )
-    scores = score_sources(selected, pages, vectors)
+    scores = score_sources(selected, page_summaries(pages), vectors)
     assert scores.schema.equals(SCORED_SOURCES_SCHEMA, check_metadata=False)
     assert scores.schema.names[: len(SOURCE_SCORES_SCHEMA)] == SOURCE_SCORES_SCHEMA.names
     by = {(r["model_name"], r["source_url"]): r for r in scores.to_pylist()}
@@ -169,7 +176,7 @@ def test_language_is_the_answers_then_the_querys_then_the_pages():
     selected = select_sources(citations(rows), queries, top_k=5)
     pages = pa.Table.from_pylist([page("https://a.org/", "ok", "text")], schema=PAGE_SCHEMA)
     vectors = pa.Table.from_pylist([], schema=CONTENT_VECTORS_SCHEMA)
-    scores = score_sources(selected, pages, vectors).to_pylist()
+    scores = score_sources(selected, page_summaries(pages), vectors).to_pylist()
     assert {r["model_name"]: r["language"] for r in scores} == {"A": "fr", "B": "de", "C": "en"}
 
 
@@ -192,6 +199,7 @@ def test_cited_urls_that_reach_the_same_page_share_one_judgment():
         schema=CONTENT_VECTORS_SCHEMA,
     )  # fmt: skip
     scores = {
-        r["model_name"]: r["semantic_relevance"] for r in score_sources(selected, pages, vectors).to_pylist()
+        r["model_name"]: r["semantic_relevance"]
+        for r in score_sources(selected, page_summaries(pages), vectors).to_pylist()
     }
     assert scores == {"A": 3.0, "B": 3.0, "C": 2.0}
