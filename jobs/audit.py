@@ -73,6 +73,8 @@ QUERIES_PATH = LAYOUT.queries
 CITATIONS_PATH = LAYOUT.citations
 SELECTED_PATH = LAYOUT.selected
 LEADERBOARD_DATA = "leaderboard/leaderboard_data.json"
+#: Token counts of a judgment that the run summary adds up.
+TOKEN_COLUMNS = ("prompt_tokens", "cached_prompt_tokens", "output_tokens")
 #: Written beside the leaderboard files while the audit's coverage is below its threshold.
 INCOMPLETE_STAMP = "leaderboard/INCOMPLETE.txt"
 LEADERBOARD_COVERAGE = "leaderboard/coverage.json"
@@ -453,7 +455,8 @@ class Audit:
         (a rescore after a prompt change); the newest wins in the content vectors. What must never
         happen is one judgment of a page committed twice, or a request whose vector is incomplete.
         """
-        judgments = self.store.read_table(LAYOUT.judgments, schema=JUDGMENT_SCHEMA)
+        columns = {"judgment_key", *VECTOR_COLUMNS, *TOKEN_COLUMNS}  # never raw_output: the answers are large
+        judgments = read_judgments(self.store.uri, [c for c in JUDGMENT_SCHEMA.names if c in columns])
         final = judgments.filter(pc.is_in(judgments["status"], pa.array(FINAL_STATUSES)))
         keys = final.select(["url_key", "query_id", "stage", "judgment_key"])
         duplicates = (
@@ -496,10 +499,7 @@ class Audit:
 
 def token_totals(judgments: pa.Table) -> dict[str, int]:
     """Summed token counts of a judgments table (nulls count as 0)."""
-    return {
-        column: int(pc.sum(judgments[column]).as_py() or 0)
-        for column in ("prompt_tokens", "cached_prompt_tokens", "output_tokens")
-    }
+    return {column: int(pc.sum(judgments[column]).as_py() or 0) for column in TOKEN_COLUMNS}
 
 
 def _short(counts: dict[str, Any]) -> str:

@@ -32,6 +32,7 @@ from jobs.leaderboard.metrics import RANK_COLUMNS
 from jobs.leaderboard.writers import json_query_id, safe_file_name
 from judge import content_vectors, read_judgments
 from judge.rubric import DIMENSION_KEYS
+from judge.vectors import VECTOR_COLUMNS
 
 #: The official rank columns of a source and of a query (jobs.leaderboard.ranks).
 SOURCE_RANK_COLUMNS = RANK_COLUMNS[:4]
@@ -65,7 +66,7 @@ def enriched_records(store: RunStore) -> dict[str, list[dict[str, Any]]]:
     for row in scores.select(["model_name", "query_id", "url_key", "cited_url"]).to_pylist():
         spellings[(row["model_name"], row["query_id"], row["url_key"])].append(row["cited_url"])
     pages = by_key(store.read_table("pages", PAGE_SCHEMA).select(list(PAGE_FIELDS)), "url_key")
-    vectors = by_key(content_vectors(read_judgments(store.uri)), "url_key", "query_id")
+    vectors = by_key(content_vectors(read_judgments(store.uri, VECTOR_COLUMNS)), "url_key", "query_id")
     ranks = rank_rows(store)
     exported_at = datetime.now(UTC).isoformat(timespec="seconds")
 
