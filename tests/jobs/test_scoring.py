@@ -75,8 +75,8 @@ def test_official_selected_topk_flag_wins_over_rank():
         }
         for i in range(1, 7)
     ]
-    rows.append({"system": "B", "query_id": "q2", "url": "https://s1.org/", "rank": 1})
-    selected = select_sources(citations(rows), QUERIES, top_k=1).to_pylist()
+    rows += [{"system": "B", "query_id": "q2", "url": f"https://s{i}.org/", "rank": i} for i in (1, 2, 3)]
+    selected = select_sources(citations(rows), QUERIES, top_k=1).to_pylist()  # B: no flags, its top 1
     assert [(r["system"], r["agg_source_id"]) for r in selected] == [
         ("A", "src2"),
         ("A", "src4"),
