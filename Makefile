@@ -51,6 +51,8 @@ bench: setup
 	$(BIN)/python bench/politeness.py
 	$(BIN)/python bench/judge.py
 	$(BIN)/python bench/adversarial.py
+	$(BIN)/python bench/judge_scale.py --relevance overlap
+	$(BIN)/python bench/audit_scale.py
 
 lint: setup
 	$(BIN)/ruff check .

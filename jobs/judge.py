@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
@@ -106,8 +107,10 @@ def read_requests(path: str) -> pa.Table:
         if path.endswith(".csv"):
             convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in REQUEST_COLUMNS})
             table = pacsv.read_csv(path, convert_options=convert)
-        else:
-            table = pq.read_table(path)
+        else:  # batch by batch: a whole-file read needs several times the table's size at its peak
+            parquet = pq.ParquetFile(path)
+            batches = parquet.iter_batches(batch_size=32_768, use_threads=False)
+            table = pa.Table.from_batches(list(batches), schema=parquet.schema_arrow)
     except (OSError, pa.ArrowInvalid) as exc:
         raise InputError(path, f"cannot read requests: {exc}") from exc
     missing = [c for c in REQUEST_COLUMNS if c not in table.column_names]
@@ -119,10 +122,29 @@ def read_requests(path: str) -> pa.Table:
 
 def check_request_texts(path: str, table: pa.Table) -> None:
     """A (url_key, query_id) pair given twice must ask the same question (else which one is judged?)."""
+    keys = ["url_key", "query_id"]
+    # Sorted by pair, a conflict is two neighbours with the same pair and different texts (a sort
+    # costs a fraction of the memory of a hash group-by on two string keys).
+    order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys])
+    pairs = table.select(list(REQUEST_COLUMNS)).take(order).combine_chunks()
+    head, tail = pairs.slice(0, max(pairs.num_rows - 1, 0)), pairs.slice(1)
+    differ = pc.and_(
+        pc.and_(pc.equal(head["url_key"], tail["url_key"]), pc.equal(head["query_id"], tail["query_id"])),
+        pc.not_equal(head["query_text"], tail["query_text"]),
+    )
+    conflicting = head.filter(pc.fill_null(differ, False)).select(keys)
+    del order, pairs, head, tail
+    if not conflicting.num_rows:  # the usual case, decided in Arrow; the records are walked only if not
+        return
+    numbered = table.select(list(REQUEST_COLUMNS)).append_column(
+        "_record", pa.array(range(table.num_rows), pa.int64())
+    )
+    suspects = numbered.join(conflicting.group_by(keys).aggregate([]), keys, join_type="inner")
+    suspects = suspects.sort_by("_record")
     first: dict[tuple[str, str], tuple[int, str]] = {}
     offset = 2 if path.endswith(".csv") else 0  # CSV: header on line 1; Parquet: 0-based record
-    columns = [table[c].to_pylist() for c in REQUEST_COLUMNS]
-    for i, (url_key, query_id, text) in enumerate(zip(*columns, strict=True)):
+    columns = [suspects[c].to_pylist() for c in (*REQUEST_COLUMNS, "_record")]
+    for url_key, query_id, text, i in zip(*columns, strict=True):
         seen = first.setdefault((url_key, query_id), (i, text))
         if seen[1] != text:
             raise InputError(

@@ -22,6 +22,9 @@ import pyarrow.compute as pc
 ALIAS_COLUMNS = ("url_key", "url", "status", "final_url", "content_sha256")
 PAGE_IDS_SCHEMA = pa.schema([pa.field("url_key", pa.string()), pa.field("page_id", pa.string())])
 PAIR_COLUMNS = ("url_key", "query_id", "query_text", "page_id")
+_PAIRS_SCHEMA = pa.schema([(c, pa.string()) for c in PAIR_COLUMNS])
+#: Pages hashed per batch by :func:`page_ids` (bounds the Python strings alive at once).
+_HASH_BATCH = 32_768
 
 
 def page_ids(pages: pa.Table) -> pa.Table:
@@ -31,10 +34,21 @@ def page_ids(pages: pa.Table) -> pa.Table:
     been crawled so far. Pages not fetched (status other than ``ok``) have no row.
     """
     ok = pages.filter(pc.equal(pages["status"], "ok"))
-    page = pc.coalesce(ok["final_url"], ok["url"]).to_pylist()
-    content = pc.coalesce(ok["content_sha256"], ok["url_key"]).to_pylist()
-    ids = [hashlib.sha1(f"{p}\n{c}".encode()).hexdigest()[:20] for p, c in zip(page, content, strict=True)]
-    return pa.table({"url_key": ok["url_key"], "page_id": pa.array(ids, pa.string())}, schema=PAGE_IDS_SCHEMA)
+    page = pc.coalesce(ok["final_url"], ok["url"])
+    content = pc.coalesce(ok["content_sha256"], ok["url_key"])
+    ids = []
+    for start in range(0, ok.num_rows, _HASH_BATCH):  # Python strings for one batch at a time
+        batch = zip(
+            page.slice(start, _HASH_BATCH).to_pylist(),
+            content.slice(start, _HASH_BATCH).to_pylist(),
+            strict=True,
+        )
+        ids.append(
+            pa.array([hashlib.sha1(f"{p}\n{c}".encode()).hexdigest()[:20] for p, c in batch], pa.string())
+        )
+    return pa.table(
+        {"url_key": ok["url_key"], "page_id": pa.chunked_array(ids, pa.string())}, schema=PAGE_IDS_SCHEMA
+    )
 
 
 def judge_pairs(requests: pa.Table, pages: pa.Table) -> pa.Table:
@@ -50,23 +64,39 @@ def judge_pairs(requests: pa.Table, pages: pa.Table) -> pa.Table:
         ``url_key, query_id, query_text, page_id`` sorted by url_key and query_id; ``page_id`` is null
         for pairs whose page was not fetched.
     """
-    requests = requests.select(["url_key", "query_id", "query_text"]).append_column(
-        "_row", pa.array(range(requests.num_rows), pa.int64())
+    requests = first_per_pair(requests.select(["url_key", "query_id", "query_text"]))
+    ids = page_ids(pages)
+    requests = requests.join(ids, "url_key", join_type="left outer")
+    # Only pages reached from several url_keys (aliases, few) need their pairs merged: the group-by
+    # runs on those pairs, not on all of them (it is the plan's largest allocation).
+    per_page = ids.group_by("page_id", use_threads=False).aggregate([("url_key", "count")])
+    aliased = per_page.filter(pc.greater(per_page["url_key_count"], 1))["page_id"]
+    is_alias = pc.fill_null(pc.is_in(requests["page_id"], value_set=aliased), False)
+    merged = (
+        requests.filter(is_alias)
+        .group_by(["page_id", "query_id"], use_threads=False)
+        .aggregate([("url_key", "min"), ("query_text", "first")])
+        .rename_columns(["page_id", "query_id", "url_key", "query_text"])
     )
-    first = requests.group_by(["url_key", "query_id"], use_threads=False).aggregate([("_row", "min")])
-    requests = requests.take(first["_row_min"]).drop_columns(["_row"])
-    requests = requests.join(page_ids(pages), "url_key", join_type="left outer")
-    fetched = requests.filter(pc.is_valid(requests["page_id"]))
-    merged = fetched.group_by(["page_id", "query_id"], use_threads=False).aggregate(
-        [("url_key", "min"), ("query_text", "first")]
-    )
-    merged = merged.rename_columns(["page_id", "query_id", "url_key", "query_text"])
-    unfetched = requests.filter(pc.is_null(requests["page_id"]))
-    pairs = pa.concat_tables([t.select(list(PAIR_COLUMNS)).cast(_PAIRS_SCHEMA) for t in (merged, unfetched)])
+    single = requests.filter(pc.invert(is_alias))  # fetched pages of one url_key, and unfetched pairs
+    pairs = pa.concat_tables([t.select(list(PAIR_COLUMNS)).cast(_PAIRS_SCHEMA) for t in (merged, single)])
     return pairs.sort_by([("url_key", "ascending"), ("query_id", "ascending")])
 
 
-_PAIRS_SCHEMA = pa.schema([(c, pa.string()) for c in PAIR_COLUMNS])
+def first_per_pair(requests: pa.Table) -> pa.Table:
+    """The first row of each (url_key, query_id), sorted by pair.
+
+    A stable sort and a comparison of neighbours: a fraction of the memory of a hash group-by on two
+    string keys, which is what bounds the driver's plan.
+    """
+    order = pc.sort_indices(requests, sort_keys=[("url_key", "ascending"), ("query_id", "ascending")])
+    ordered = requests.take(order).combine_chunks()
+    del order
+    if ordered.num_rows < 2:
+        return ordered
+    head, tail = ordered.slice(0, ordered.num_rows - 1), ordered.slice(1)
+    same = pc.and_(pc.equal(head["url_key"], tail["url_key"]), pc.equal(head["query_id"], tail["query_id"]))
+    return ordered.filter(pa.concat_arrays([pa.array([True]), pc.invert(same).combine_chunks()]))
 
 
 def pair_ids(pairs: pa.Table) -> list[tuple[str, str]]:

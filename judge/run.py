@@ -143,6 +143,9 @@ def judge_run(
         store.listdir(LAYOUT.judgments, suffix=".parquet"),
     )
     del pairs, index
+    # The plan's joins and group-bys leave freed buffers in Arrow's allocator; hand them back so the
+    # driver's memory during the run is the units, not the high-water mark of planning them.
+    pa.default_memory_pool().release_unused()
     counts = UnitCounts()
     marked = set(store.listdir(LAYOUT.judge_markers(driver.identity), suffix=".json"))
     pending = []

@@ -211,17 +211,22 @@ print(json.dumps(results))
 """
 
 
-def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+def fresh_python(code: str, *args: str, timeout: float = 600) -> object:
+    """Run ``code`` in a fresh interpreter of the test environment; the JSON of its last line."""
     done = subprocess.run(
-        [sys.executable, "-c", EACH_FIRST, *MODULES],
+        [sys.executable, "-c", code, *args],
         cwd=REPO,
         env=CLEAN_ENV,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter() -> None:
+    results = fresh_python(EACH_FIRST, *MODULES)
     assert set(results) == set(MODULES)
     assert {name: r["error"] for name, r in results.items() if r["error"]} == {}
     assert {name: r["environment"] for name, r in results.items() if r["environment"]} == {}
@@ -255,13 +260,4 @@ print(json.dumps(sorted(name for name in heavy if name in sys.modules)))
 @pytest.mark.parametrize("command", sorted(SUBCOMMANDS))
 def test_help_loads_no_heavy_library(command: str) -> None:
     """``sourcebench CMD --help`` stays fast (under 1 s): the heavy libraries load where they are used."""
-    done = subprocess.run(
-        [sys.executable, "-c", HELP_IMPORTS, command, *HEAVY],
-        cwd=REPO,
-        env=CLEAN_ENV,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert set(json.loads(done.stdout.strip().splitlines()[-1])) == HELP_LOADS.get(command, set())
+    assert set(fresh_python(HELP_IMPORTS, command, *HEAVY, timeout=120)) == HELP_LOADS.get(command, set())
