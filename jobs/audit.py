@@ -39,6 +39,7 @@ from crawler.base import InputError, RunStore, read_yaml
 from crawler.layout import LAYOUT
 from crawler.schema import PAGE_SCHEMA
 from jobs import staleness
+from jobs.cli import add_set_argument
 from jobs.collectors.serp import load_serp
 from jobs.config import AuditConfig, load_config
 from jobs.coverage import COVERAGE_PATH, measure_coverage
@@ -462,11 +463,11 @@ class Audit:
         duplicates = (
             keys.num_rows - keys.group_by(keys.column_names, use_threads=False).aggregate([]).num_rows
         )
-        ids = page_ids(self.read_pages(ALIAS_COLUMNS))
-        vectors = page_vectors(content_vectors(judgments), ids)
+        pages = self.read_pages(ALIAS_COLUMNS)
+        vectors = page_vectors(content_vectors(judgments), page_ids(pages))
         done = vectors[vectors["judge_status"] != "partial"]
         complete = set(zip(done["page_id"], done["query_id"], strict=True))
-        wanted = set(pair_ids(judge_pairs(requests, self.read_pages(ALIAS_COLUMNS))))
+        wanted = set(pair_ids(judge_pairs(requests, pages)))
         missing = wanted - complete
         if duplicates or missing:
             raise IncompleteRunError(
@@ -533,14 +534,7 @@ def print_summary(store: RunStore, summary: dict[str, Any]) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="YAML config (sections: store, inputs, crawl, judge, ...)")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override one config field (value parsed as YAML); repeatable",
-    )
+    add_set_argument(parser, "judge.engine=vllm")
     parser.add_argument("--run", help="run directory URI (= --set store.run=...)")
     parser.add_argument("--queries", help="queries CSV (= --set inputs.queries=...)")
     parser.add_argument("--citations", nargs="+", help="citation files (= --set inputs.citations=[...])")

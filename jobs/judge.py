@@ -34,6 +34,7 @@ from jobs.cli import add_set_argument, dotted_overrides, positive_int, run_modul
 from jobs.progress import judge_progress
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, judge_run
+from judge.pairs import sorted_by_pair
 from judge.run import REQUEST_COLUMNS
 
 #: CLI flag -> dotted JudgeConfig field it overrides.
@@ -123,17 +124,15 @@ def read_requests(path: str) -> pa.Table:
 def check_request_texts(path: str, table: pa.Table) -> None:
     """A (url_key, query_id) pair given twice must ask the same question (else which one is judged?)."""
     keys = ["url_key", "query_id"]
-    # Sorted by pair, a conflict is two neighbours with the same pair and different texts (a sort
-    # costs a fraction of the memory of a hash group-by on two string keys).
-    order = pc.sort_indices(table, sort_keys=[(k, "ascending") for k in keys])
-    pairs = table.select(list(REQUEST_COLUMNS)).take(order).combine_chunks()
-    head, tail = pairs.slice(0, max(pairs.num_rows - 1, 0)), pairs.slice(1)
-    differ = pc.and_(
-        pc.and_(pc.equal(head["url_key"], tail["url_key"]), pc.equal(head["query_id"], tail["query_id"])),
-        pc.not_equal(head["query_text"], tail["query_text"]),
-    )
-    conflicting = head.filter(pc.fill_null(differ, False)).select(keys)
-    del order, pairs, head, tail
+    # Sorted by pair, a conflict is a row that repeats the pair of the row before it with another text.
+    pairs, repeats = sorted_by_pair(table.select(list(REQUEST_COLUMNS)))
+    if pairs.num_rows < 2:
+        return
+    text = pairs["query_text"]
+    differ = pc.not_equal(text.slice(1), text.slice(0, pairs.num_rows - 1))
+    conflict = pc.and_(repeats.slice(1), pc.fill_null(differ, False).combine_chunks())
+    conflicting = pairs.slice(1).filter(conflict).select(keys)
+    del pairs, repeats
     if not conflicting.num_rows:  # the usual case, decided in Arrow; the records are walked only if not
         return
     numbered = table.select(list(REQUEST_COLUMNS)).append_column(

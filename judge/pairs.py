@@ -83,20 +83,27 @@ def judge_pairs(requests: pa.Table, pages: pa.Table) -> pa.Table:
     return pairs.sort_by([("url_key", "ascending"), ("query_id", "ascending")])
 
 
-def first_per_pair(requests: pa.Table) -> pa.Table:
-    """The first row of each (url_key, query_id), sorted by pair.
+def sorted_by_pair(table: pa.Table) -> tuple[pa.Table, pa.Array]:
+    """``table`` stably sorted by (url_key, query_id), and for each row whether it repeats the pair of
+    the row before it.
 
-    A stable sort and a comparison of neighbours: a fraction of the memory of a hash group-by on two
-    string keys, which is what bounds the driver's plan.
+    A sort and a comparison of neighbours: a fraction of the memory of a hash group-by on two string
+    keys, which is what bounds the driver's plan.
     """
-    order = pc.sort_indices(requests, sort_keys=[("url_key", "ascending"), ("query_id", "ascending")])
-    ordered = requests.take(order).combine_chunks()
+    order = pc.sort_indices(table, sort_keys=[("url_key", "ascending"), ("query_id", "ascending")])
+    ordered = table.take(order).combine_chunks()
     del order
     if ordered.num_rows < 2:
-        return ordered
+        return ordered, pa.array([False] * ordered.num_rows)
     head, tail = ordered.slice(0, ordered.num_rows - 1), ordered.slice(1)
     same = pc.and_(pc.equal(head["url_key"], tail["url_key"]), pc.equal(head["query_id"], tail["query_id"]))
-    return ordered.filter(pa.concat_arrays([pa.array([True]), pc.invert(same).combine_chunks()]))
+    return ordered, pa.concat_arrays([pa.array([False]), pc.fill_null(same, False).combine_chunks()])
+
+
+def first_per_pair(requests: pa.Table) -> pa.Table:
+    """The first row of each (url_key, query_id), sorted by pair."""
+    ordered, repeats = sorted_by_pair(requests)
+    return ordered.filter(pc.invert(repeats))
 
 
 def pair_ids(pairs: pa.Table) -> list[tuple[str, str]]:

@@ -137,11 +137,7 @@ def judge_run(
     index = page_index(store) if index is None else index
     pairs = judge_pairs(requests, index)
     driver = UnitJudge(store.uri, config)
-    units = plan_units(
-        pairs,
-        index.select(["url_key", "part", "status", "content_sha256"]),
-        store.listdir(LAYOUT.judgments, suffix=".parquet"),
-    )
+    units = plan_units(pairs, index, store.listdir(LAYOUT.judgments, suffix=".parquet"))
     del pairs, index
     # The plan's joins and group-bys leave freed buffers in Arrow's allocator; hand them back so the
     # driver's memory during the run is the units, not the high-water mark of planning them.

@@ -118,7 +118,7 @@ def plan_units(pairs: pa.Table, parts: pa.Table, judgment_parts: Sequence[str]) 
 
     Args:
         pairs: ``url_key, query_id, query_text`` (from :func:`judge.pairs.judge_pairs`).
-        parts: ``url_key, part, status, content_sha256``: which page part holds each page record,
+        parts: At least ``url_key, part, status, content_sha256``: which page part holds each page record,
             and what the record is. Both go into the unit's ``pairs_sha``, so a unit whose pages were
             fetched again with another outcome (a refused page now ok, a changed text) is judged
             again even when the new records land in a part of the same name.
