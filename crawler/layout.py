@@ -10,6 +10,7 @@ the bottom of the dependency chain (``jobs -> judge -> crawler``) so that all th
     <run>/warc/<shard>-<seq>.warc.gz
     <run>/judgments/<unit>@<stamp>-<id>.parquet           judgment parts, named by the unit that wrote them
     <run>/judgments/_done/<identity>/<unit>.json         a unit judged under one judge identity
+    <run>/judgments/_plan/<unit>-<digest>.parquet        the pairs of a planned unit, read by its worker
     <run>/judgments/_runs/<stamp>.json                   one summary per judge call
     <run>/scores/source_scores.parquet
     <run>/leaderboard/...                   the reduce and the report
@@ -84,6 +85,15 @@ class RunLayout:
 
     def judge_marker(self, identity: str, unit: str) -> str:
         return f"{self.judge_markers(identity)}/{unit}.json"
+
+    @property
+    def judge_plans(self) -> str:
+        """The folder of the planned units' pairs."""
+        return f"{self.judgments}/_plan"
+
+    def judge_plan(self, unit: str, digest: str) -> str:
+        """The pairs of one planned unit, named by their digest (the same pairs are written once)."""
+        return f"{self.judge_plans}/{unit}-{digest}.parquet"
 
     def judge_summary(self) -> str:
         stamp = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"

@@ -348,6 +348,7 @@ class Audit:
             requests = self.cited_requests()
             taken: set[str] = set()  # crawl shards whose pages were handed to the judge
             waiting: list[pa.Table] = []  # page index of their parts, not judged yet (read once)
+            waiting_parts: list[str] = []
             judged_pages = pa.array([], pa.string())  # page ids judged in earlier passes
             while True:
                 finished = not crawler.is_alive()
@@ -357,9 +358,9 @@ class Audit:
                 if shards:
                     taken |= shards
                     names = self.store.listdir(LAYOUT.pages, suffix=".parquet")
-                    waiting.append(
-                        page_index(self.store, [n for n in names if LAYOUT.shard_of_page_part(n) in shards])
-                    )
+                    parts = [n for n in names if LAYOUT.shard_of_page_part(n) in shards]
+                    waiting.append(page_index(self.store, parts))
+                    waiting_parts += parts
                 if waiting:
                     index = pa.concat_tables(waiting)
                     ids = page_ids(index)
@@ -368,9 +369,9 @@ class Audit:
                     wanted = requests.filter(pc.is_in(requests["url_key"], index["url_key"]))
                     if wanted.num_rows >= self.config.cluster.stream_min_requests or finished:
                         self.log(f"[judge] streaming {wanted.num_rows} new page x query requests")
-                        judge_run(self.store.uri, wanted, self.config.judge, index=index)
+                        judge_run(self.store.uri, wanted, self.config.judge, parts=waiting_parts)
                         judged_pages = pa.concat_arrays([judged_pages, ids["page_id"].combine_chunks()])
-                        waiting = []
+                        waiting, waiting_parts = [], []
                 if finished and not waiting:
                     return self.check_judgments(requests)
                 time.sleep(self.config.cluster.poll_s)
@@ -431,7 +432,7 @@ class Audit:
 
         Which of these pairs get judged is decided by :func:`judge.pairs.judge_pairs`, as everywhere.
         """
-        return requests_from_run(self.store)
+        return requests_from_run(self.store).read_all()
 
     def check_pages(self) -> dict[str, Any]:
         """Exactly one page record per selected canonical URL, or :class:`IncompleteRunError`."""

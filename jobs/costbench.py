@@ -43,7 +43,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from crawler.base import ConfigModel, InputError, RunStore, validate_model
 from jobs.cli import run_module
 from jobs.judge import add_arguments as add_judge_arguments
-from jobs.judge import load_judge_config, read_requests, requests_from_run
+from jobs.judge import load_judge_config, read_requests
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, accounting, judge_pairs, judge_run, page_index, read_judgments
 from judge.cost import (
@@ -55,7 +55,6 @@ from judge.cost import (
     steady_state,
 )
 from judge.rubric import STAGES
-from judge.run import validate_requests
 
 #: The runs of one measurement, in order: cold start, warm repeat, then the timed sizes.
 _WARMUP_GROUPS = ("cold", "warm")
@@ -173,7 +172,7 @@ def split_by_length(keys: list[str], lengths: dict[str, int], sizes: list[int]) 
 
 def sample_groups(store: RunStore, requests: pa.Table, sizes: list[int]) -> tuple[pa.Table, list[pa.Table]]:
     """The sampled page records, and the requests of each group (warm-up first) by page length."""
-    pairs = judge_pairs(validate_requests(requests), page_index(store))
+    pairs = judge_pairs(requests, page_index(store))
     requests = sample_requests(pairs.filter(pc.is_valid(pairs["page_id"])), sum(sizes))
     pages = store.read_table("pages")
     wanted = pa.array(sorted(set(requests["url_key"].to_pylist())), pa.string())
@@ -412,7 +411,7 @@ def run(args: argparse.Namespace) -> int:
         bench = RunStore(store.uri_of("costbench", args.label))
         if bench.exists():
             raise InputError(bench.uri_of(), "already measured: pass another --label", field="--label")
-        requests = read_requests(args.requests) if args.requests else requests_from_run(store)
+        requests = read_requests(args, store).read_all()
         sampled, groups = sample_groups(
             store, requests, [options.warmup] * len(_WARMUP_GROUPS) + options.sample
         )

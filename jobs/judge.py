@@ -23,19 +23,13 @@ import json
 import sys
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
-
 from crawler.base import InputError, RunStore
 from crawler.layout import LAYOUT
 from jobs.cli import add_set_argument, dotted_overrides, positive_int, run_module
 from jobs.progress import judge_progress
 from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, judge_run
-from judge.pairs import sorted_by_pair
-from judge.run import REQUEST_COLUMNS
+from judge.plan import REQUEST_COLUMNS, RequestSource
 
 #: CLI flag -> dotted JudgeConfig field it overrides.
 _OVERRIDES = {
@@ -102,60 +96,7 @@ def load_judge_config(args: argparse.Namespace) -> JudgeConfig:
     return JudgeConfig.from_dict({}, source="command line", overrides=overrides)
 
 
-def read_requests(path: str) -> pa.Table:
-    """A requests file (Parquet or CSV) with url_key, query_id, query_text."""
-    try:
-        if path.endswith(".csv"):
-            convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in REQUEST_COLUMNS})
-            table = pacsv.read_csv(path, convert_options=convert)
-        else:  # batch by batch: a whole-file read needs several times the table's size at its peak
-            parquet = pq.ParquetFile(path)
-            batches = parquet.iter_batches(batch_size=32_768, use_threads=False)
-            table = pa.Table.from_batches(list(batches), schema=parquet.schema_arrow)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise InputError(path, f"cannot read requests: {exc}") from exc
-    missing = [c for c in REQUEST_COLUMNS if c not in table.column_names]
-    if missing:
-        raise InputError(path, f"missing column {missing[0]!r}", line=1, field=missing[0])
-    check_request_texts(path, table)
-    return table
-
-
-def check_request_texts(path: str, table: pa.Table) -> None:
-    """A (url_key, query_id) pair given twice must ask the same question (else which one is judged?)."""
-    keys = ["url_key", "query_id"]
-    # Sorted by pair, a conflict is a row that repeats the pair of the row before it with another text.
-    pairs, repeats = sorted_by_pair(table.select(list(REQUEST_COLUMNS)))
-    if pairs.num_rows < 2:
-        return
-    text = pairs["query_text"]
-    differ = pc.not_equal(text.slice(1), text.slice(0, pairs.num_rows - 1))
-    conflict = pc.and_(repeats.slice(1), pc.fill_null(differ, False).combine_chunks())
-    conflicting = pairs.slice(1).filter(conflict).select(keys)
-    del pairs, repeats
-    if not conflicting.num_rows:  # the usual case, decided in Arrow; the records are walked only if not
-        return
-    numbered = table.select(list(REQUEST_COLUMNS)).append_column(
-        "_record", pa.array(range(table.num_rows), pa.int64())
-    )
-    suspects = numbered.join(conflicting.group_by(keys).aggregate([]), keys, join_type="inner")
-    suspects = suspects.sort_by("_record")
-    first: dict[tuple[str, str], tuple[int, str]] = {}
-    offset = 2 if path.endswith(".csv") else 0  # CSV: header on line 1; Parquet: 0-based record
-    columns = [suspects[c].to_pylist() for c in (*REQUEST_COLUMNS, "_record")]
-    for url_key, query_id, text, i in zip(*columns, strict=True):
-        seen = first.setdefault((url_key, query_id), (i, text))
-        if seen[1] != text:
-            raise InputError(
-                path,
-                f"url_key {url_key!r} with query_id {query_id!r} has another query_text than at record "
-                f"{seen[0] + offset}",
-                line=i + offset,
-                field="query_text",
-            )
-
-
-def requests_from_run(store: RunStore) -> pa.Table:
+def requests_from_run(store: RunStore) -> RequestSource:
     """One request per selected source of an audit run's inputs, with its query's text.
 
     Which of them get judged (one judgment per page and query, aliases merged) is decided in
@@ -172,7 +113,13 @@ def requests_from_run(store: RunStore) -> pa.Table:
         .select(["query_id", "query"])
         .rename_columns(["query_id", "query_text"])
     )
-    return selected.join(queries, "query_id", join_type="inner").select(list(REQUEST_COLUMNS))
+    table = selected.join(queries, "query_id", join_type="inner").select(list(REQUEST_COLUMNS))
+    return RequestSource.of_table(table, name=store.uri_of(LAYOUT.selected))
+
+
+def read_requests(args: argparse.Namespace, store: RunStore) -> RequestSource:
+    """The requests of ``--requests`` (Parquet or CSV, read batch by batch), or the run's audit inputs."""
+    return RequestSource.of_file(args.requests) if args.requests else requests_from_run(store)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -184,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         ):
             raise InputError("command line", "--rescore needs a change to rescore with", field="--rescore")
         store = RunStore(args.run)
-        requests = read_requests(args.requests) if args.requests else requests_from_run(store)
+        requests = read_requests(args, store)
         if config.engine == "vllm" or config.executor == "ray":
             ensure_ray(RayConfig(num_cpus=args.num_cpus))
         with judge_progress(store, lambda: 3 * requests.num_rows):

@@ -114,7 +114,7 @@ class StageProgress:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, failure: type[BaseException] | None, *exc: object) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
@@ -123,7 +123,7 @@ class StageProgress:
             self._bar.close()
             with _lock:
                 _active.remove(self)
-        else:
+        elif failure is None:  # a failed stage says why in one line of its own
             self._write()
 
     def _safe_count(self) -> int:

@@ -147,7 +147,9 @@ class JudgeConfig(_Strict):
 
     #: Settings that decide where and in what batches the work runs, not the judgments: a rerun with
     #: other values resumes the committed units instead of judging them again.
-    execution_fields: ClassVar[frozenset[str]] = frozenset({"write_batch_size", "executor", "workers"})
+    execution_fields: ClassVar[frozenset[str]] = frozenset(
+        {"write_batch_size", "executor", "workers", "plan_bucket_rows"}
+    )
 
     engine: Literal["signals", "openai", "vllm"] = Field(
         "signals", description="Which judge runs; signals (no LLM) is the embedded default."
@@ -178,6 +180,13 @@ class JudgeConfig(_Strict):
     )
     workers: int | None = Field(
         None, ge=1, description="Most unit workers (actors) at once; None = the cluster's CPUs."
+    )
+
+    plan_bucket_rows: int = Field(
+        10_000,
+        ge=1,
+        description="Requests (or pages) per bucket of the plan: the driver holds one bucket at a time, "
+        "so this bounds its memory whatever the size of the run (judge.plan).",
     )
 
     @model_validator(mode="after")

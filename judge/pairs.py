@@ -3,17 +3,21 @@
 
 1. One request per (url_key, query_id): a repeated pair keeps its first query text.
 2. Cited URLs that reach the same page (same final URL and content: an old spelling that redirects, a
-   mirror path) are one page, judged once per query under the smallest of their url_keys; every
-   alias takes that judgment (:func:`page_ids`).
+   mirror path) are one page, judged once per query under the smallest of their url_keys (with that
+   url_key's query text); every alias takes that judgment (:func:`page_ids`).
 3. A pair whose page was not fetched (no record, or a status other than ``ok``) stays a request: the
    judge writes it an explicit ``skipped`` row, never a score.
 
-Everything here works on a few short columns (never the page text), with Arrow group-bys.
+Everything here works on a few short columns (never the page text), with sorts and Arrow joins.
+The rule is local to a page (its url_keys and their requests), so :mod:`judge.plan` applies it
+bucket by bucket, with all the url_keys of a page in one bucket.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,9 +26,9 @@ import pyarrow.compute as pc
 ALIAS_COLUMNS = ("url_key", "url", "status", "final_url", "content_sha256")
 PAGE_IDS_SCHEMA = pa.schema([pa.field("url_key", pa.string()), pa.field("page_id", pa.string())])
 PAIR_COLUMNS = ("url_key", "query_id", "query_text", "page_id")
-_PAIRS_SCHEMA = pa.schema([(c, pa.string()) for c in PAIR_COLUMNS])
 #: Pages hashed per batch by :func:`page_ids` (bounds the Python strings alive at once).
 _HASH_BATCH = 32_768
+_PAIR_KEYS = ("url_key", "query_id")
 
 
 def page_ids(pages: pa.Table) -> pa.Table:
@@ -51,58 +55,67 @@ def page_ids(pages: pa.Table) -> pa.Table:
     )
 
 
+def aliased_pages(ids: pa.Table) -> pa.Array:
+    """The page ids that several url_keys reach (from :func:`page_ids` rows)."""
+    ordered, repeats = sorted_repeats(ids.select(["page_id"]), ("page_id",))
+    return pc.unique(ordered["page_id"].filter(repeats)).cast(pa.string())
+
+
 def judge_pairs(requests: pa.Table, pages: pa.Table) -> pa.Table:
     """The (page, query) pairs to judge, by the rule of this module.
 
     Args:
         requests: ``url_key, query_id, query_text`` (strings, no nulls), e.g. selected sources joined
-            with their queries, or a user's requests file.
+            with their queries, or a user's requests file. Other columns are carried through (for an
+            alias, those of the request chosen).
         pages: At least :data:`ALIAS_COLUMNS` of the run's page records (all of them, or the pages a
             streaming pass takes).
 
     Returns:
-        ``url_key, query_id, query_text, page_id`` sorted by url_key and query_id; ``page_id`` is null
-        for pairs whose page was not fetched.
+        ``url_key, query_id, query_text, page_id`` (then the carried columns) sorted by url_key and
+        query_id; ``page_id`` is null for pairs whose page was not fetched.
     """
-    requests = first_per_pair(requests.select(["url_key", "query_id", "query_text"]))
+    requests = first_per_pair(requests)
     ids = page_ids(pages)
     requests = requests.join(ids, "url_key", join_type="left outer")
-    # Only pages reached from several url_keys (aliases, few) need their pairs merged: the group-by
-    # runs on those pairs, not on all of them (it is the plan's largest allocation).
-    per_page = ids.group_by("page_id", use_threads=False).aggregate([("url_key", "count")])
-    aliased = per_page.filter(pc.greater(per_page["url_key_count"], 1))["page_id"]
-    is_alias = pc.fill_null(pc.is_in(requests["page_id"], value_set=aliased), False)
-    merged = (
-        requests.filter(is_alias)
-        .group_by(["page_id", "query_id"], use_threads=False)
-        .aggregate([("url_key", "min"), ("query_text", "first")])
-        .rename_columns(["page_id", "query_id", "url_key", "query_text"])
-    )
+    requests = requests.select([*PAIR_COLUMNS, *(c for c in requests.column_names if c not in PAIR_COLUMNS)])
+    # Only pages reached from several url_keys (aliases, few) need their pairs merged: the merge
+    # runs on those pairs, not on all of them.
+    is_alias = pc.fill_null(pc.is_in(requests["page_id"], value_set=aliased_pages(ids)), False)
+    merged = merge_aliases(requests.filter(is_alias))
     single = requests.filter(pc.invert(is_alias))  # fetched pages of one url_key, and unfetched pairs
-    pairs = pa.concat_tables([t.select(list(PAIR_COLUMNS)).cast(_PAIRS_SCHEMA) for t in (merged, single)])
-    return pairs.sort_by([("url_key", "ascending"), ("query_id", "ascending")])
+    pairs = pa.concat_tables([merged, single])
+    return pairs.sort_by([(key, "ascending") for key in _PAIR_KEYS])
 
 
-def sorted_by_pair(table: pa.Table) -> tuple[pa.Table, pa.Array]:
-    """``table`` stably sorted by (url_key, query_id), and for each row whether it repeats the pair of
-    the row before it.
+def merge_aliases(pairs: pa.Table) -> pa.Table:
+    """One row per (page_id, query_id): the row of the smallest url_key."""
+    ordered, repeats = sorted_repeats(pairs, ("page_id", "query_id"), then=("url_key",))
+    return ordered.filter(pc.invert(repeats))
 
-    A sort and a comparison of neighbours: a fraction of the memory of a hash group-by on two string
+
+def sorted_repeats(
+    table: pa.Table, keys: Sequence[str], then: Sequence[str] = ()
+) -> tuple[pa.Table, pa.Array]:
+    """``table`` stably sorted by ``keys`` (then by ``then``), and for each row whether it repeats
+    the ``keys`` of the row before it.
+
+    A sort and a comparison of neighbours: a fraction of the memory of a hash group-by on string
     keys, which is what bounds the driver's plan.
     """
-    order = pc.sort_indices(table, sort_keys=[("url_key", "ascending"), ("query_id", "ascending")])
+    order = pc.sort_indices(table, sort_keys=[(key, "ascending") for key in (*keys, *then)])
     ordered = table.take(order).combine_chunks()
     del order
     if ordered.num_rows < 2:
-        return ordered, pa.array([False] * ordered.num_rows)
+        return ordered, pa.array([False] * ordered.num_rows, pa.bool_())
     head, tail = ordered.slice(0, ordered.num_rows - 1), ordered.slice(1)
-    same = pc.and_(pc.equal(head["url_key"], tail["url_key"]), pc.equal(head["query_id"], tail["query_id"]))
+    same = functools.reduce(pc.and_, (pc.equal(head[key], tail[key]) for key in keys))
     return ordered, pa.concat_arrays([pa.array([False]), pc.fill_null(same, False).combine_chunks()])
 
 
 def first_per_pair(requests: pa.Table) -> pa.Table:
     """The first row of each (url_key, query_id), sorted by pair."""
-    ordered, repeats = sorted_by_pair(requests)
+    ordered, repeats = sorted_repeats(requests, _PAIR_KEYS)
     return ordered.filter(pc.invert(repeats))
 
 

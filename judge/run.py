@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import posixpath
 import time
 from collections import defaultdict
 from collections.abc import Sequence
@@ -27,16 +28,15 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from crawler.base import InputError, RunStore
+from crawler.base import RunStore
 from crawler.layout import LAYOUT
 from judge.config import JudgeConfig
 from judge.engines.base import Completion, Prompt, PromptStage, outcome_of
 from judge.engines.vllm_ray import completion_of
 from judge.output import repair_messages
 from judge.packet import PagePacket, StageRequest
-from judge.pairs import ALIAS_COLUMNS, judge_pairs
+from judge.plan import INDEX_SCHEMA, PlanBuilder, RequestSource, index_parts
 from judge.rubric import STAGES
 from judge.schema import JUDGMENT_SCHEMA
 from judge.units import (
@@ -46,7 +46,8 @@ from judge.units import (
     UnitCounts,
     UnitJudge,
     judgment_key,
-    plan_units,
+    judgment_parts_by_shard,
+    plan_unit,
 )
 
 if TYPE_CHECKING:
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-REQUEST_COLUMNS = ("url_key", "query_id", "query_text")
 #: Columns of a prompt row that the engine stage carries through to the parse stage.
 _CARRY = (
     "key", "unit", "url_key", "query_id", "stage", "truncated_chars", "schema", "messages_json",
@@ -72,36 +72,16 @@ def read_judgments(run_uri: str, columns: Sequence[str] | None = None) -> pa.Tab
     return dataset.to_table(columns=list(columns) if columns is not None else None)
 
 
-def validate_requests(requests: pa.Table) -> pa.Table:
-    """``url_key, query_id, query_text`` as strings, or :class:`InputError` naming the row and field."""
-    missing = [c for c in REQUEST_COLUMNS if c not in requests.column_names]
-    if missing:
-        raise InputError("judge requests", f"missing columns {missing}", field=missing[0])
-    for column in REQUEST_COLUMNS:
-        if requests[column].null_count:
-            index = pc.index(pc.is_null(requests[column]), True).as_py()
-            raise InputError("judge requests", "must not be null", line=index + 1, field=column)
-    return requests.select(list(REQUEST_COLUMNS)).cast(pa.schema([(c, pa.string()) for c in REQUEST_COLUMNS]))
-
-
 def page_index(store: RunStore, parts: Sequence[str] | None = None) -> pa.Table:
-    """The short columns of the run's page records (:data:`ALIAS_COLUMNS`) and the part holding each.
+    """The short columns of the run's page records (:data:`judge.pairs.ALIAS_COLUMNS`) and the part
+    holding each, in one table (for small runs and samples; the judge's plan reads them part by part).
 
     Args:
         store: The run.
         parts: Page part names to index; None indexes every committed part.
     """
     names = store.listdir(LAYOUT.pages, suffix=".parquet") if parts is None else list(parts)
-    schema = pa.schema([*(pa.field(c, pa.string()) for c in ALIAS_COLUMNS), pa.field("part", pa.string())])
-    tables = []
-    for name in names:
-        table = pq.read_table(
-            store.path(LAYOUT.page_part(name)), columns=list(ALIAS_COLUMNS), filesystem=store.fs
-        )
-        tables.append(
-            table.append_column("part", pa.array([name] * table.num_rows, pa.string())).cast(schema)
-        )
-    return pa.concat_tables(tables) if tables else schema.empty_table()
+    return pa.concat_tables([INDEX_SCHEMA.empty_table(), *index_parts(store, names)])
 
 
 def _use_ray(config: JudgeConfig) -> bool:
@@ -113,17 +93,22 @@ def _use_ray(config: JudgeConfig) -> bool:
 
 
 def judge_run(
-    run_uri: str, requests: pa.Table, config: JudgeConfig, *, index: pa.Table | None = None
+    run_uri: str,
+    requests: pa.Table | RequestSource,
+    config: JudgeConfig,
+    *,
+    parts: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Judge every (page, query) in ``requests`` and write ``<run>/judgments/*.parquet``.
 
     Args:
         run_uri: The run directory (local or ``s3://``); page records are read from ``<run>/pages/``.
-        requests: Columns ``url_key, query_id, query_text``, one row per page x query to judge; the
-            pairs actually judged follow :func:`judge.pairs.judge_pairs`.
+        requests: Columns ``url_key, query_id, query_text``, one row per page x query to judge (a
+            table, or a :class:`judge.plan.RequestSource` read batch by batch); the pairs actually
+            judged follow :func:`judge.pairs.judge_pairs`.
         config: The judge configuration.
-        index: :func:`page_index` of the pages to judge (a streaming audit passes the parts of the
-            shards that just finished); None indexes every page part of the run.
+        parts: The page parts to judge (a streaming audit passes the parts of the shards that just
+            finished); None judges every page part of the run.
 
     Returns:
         A summary: request counts by status, what was reused, units run and skipped, and summed
@@ -131,21 +116,17 @@ def judge_run(
     """
     started = time.perf_counter()
     store = RunStore(run_uri)
-    requests = validate_requests(requests)
-    if not store.exists(LAYOUT.pages):
-        raise InputError(store.uri_of(LAYOUT.pages), "no page records: run the crawl first")
-    index = page_index(store) if index is None else index
-    pairs = judge_pairs(requests, index)
+    source = requests if isinstance(requests, RequestSource) else RequestSource.of_table(requests)
+    parts = store.listdir(LAYOUT.pages, suffix=".parquet") if parts is None else parts
     driver = UnitJudge(store.uri, config)
-    units = plan_units(pairs, index, store.listdir(LAYOUT.judgments, suffix=".parquet"))
-    del pairs, index
-    # The plan's joins and group-bys leave freed buffers in Arrow's allocator; hand them back so the
-    # driver's memory during the run is the units, not the high-water mark of planning them.
-    pa.default_memory_pool().release_unused()
     counts = UnitCounts()
     marked = set(store.listdir(LAYOUT.judge_markers(driver.identity), suffix=".json"))
-    pending = []
-    for unit in units:
+    planned_parts = set(store.listdir(LAYOUT.judge_plans, suffix=".parquet"))
+    judgment_parts = judgment_parts_by_shard(store.listdir(LAYOUT.judgments, suffix=".parquet"))
+    pending, units = [], 0
+    for planned in PlanBuilder(store, source, parts, config.plan_bucket_rows).units():
+        unit, pairs = plan_unit(planned, judgment_parts)
+        units += 1
         marker = (
             store.read_json(LAYOUT.judge_marker(driver.identity, unit.unit))
             if f"{unit.unit}.json" in marked
@@ -154,8 +135,13 @@ def judge_run(
         if marker is not None and marker.get("pairs_sha") == unit.pairs_sha:
             counts.stage_requests += marker["stage_requests"]
             counts.already_done += marker["stage_requests"]
-        else:
-            pending.append(unit)
+            continue
+        if posixpath.basename(unit.pairs_path) not in planned_parts:
+            store.write_table(unit.pairs_path, pairs)
+        pending.append(unit)
+    # The plan's sorts and joins leave freed buffers in Arrow's allocator; hand them back so the
+    # driver's memory during the run is the units, not the high-water mark of planning them.
+    pa.default_memory_pool().release_unused()
     planned = time.perf_counter()
     stage = driver.engine.prompt_stage()
     if pending and stage is not None:
@@ -170,8 +156,8 @@ def judge_run(
         "model": driver.engine.model,
         "prompt_layout": driver.engine.prompt_layout,
         "identity": driver.identity,
-        "requests": requests.num_rows,
-        "units": len(units),
+        "requests": source.num_rows,
+        "units": units,
         "units_run": len(pending),
         "stage_requests": counts.stage_requests,
         "already_done": counts.already_done,
@@ -445,5 +431,4 @@ __all__ = [
     "judgment_key",
     "page_index",
     "read_judgments",
-    "validate_requests",
 ]

@@ -1,10 +1,11 @@
 """Units of work of the judge: one page part and the (page, query) pairs it holds.
 
-The driver plans units from a few short columns (:func:`plan_units`); a worker takes a unit, reads
-only that part's page rows, builds the stage requests, reuses what is committed, judges the rest and
-writes the judgment parts itself (:class:`UnitJudge`). A unit is done under one judge identity when
-its marker ``judgments/_done/<identity>/<unit>.json`` exists with the same pairs; a unit that left
-``error`` rows gets no marker, so the next run retries those rows (and only those).
+The driver plans units from a few short columns (:mod:`judge.plan`, :func:`plan_unit`); a worker
+takes a unit, reads its pairs and only that part's page rows, builds the stage requests, reuses what
+is committed, judges the rest and writes the judgment parts itself (:class:`UnitJudge`). A unit is
+done under one judge identity when its marker ``judgments/_done/<identity>/<unit>.json`` exists with
+the same pairs; a unit that left ``error`` rows gets no marker, so the next run retries those rows
+(and only those).
 
 Exactly once: every part is written atomically under a fresh name, and a unit reads the keys its own
 parts already hold before judging, so a retried or killed unit never commits a final judgment twice.
@@ -30,13 +31,12 @@ from judge.config import JudgeConfig
 from judge.engines import make_engine
 from judge.engines.base import Judged, JudgeEngine, Outcome
 from judge.packet import PagePacket, StageRequest
+from judge.plan import UnitPairs
 from judge.rubric import RUBRIC_VERSION, STAGES
 from judge.schema import JUDGMENT_SCHEMA
 
 #: Statuses that count as done; ``error`` rows (transport failures) are retried by the next run.
 FINAL_STATUSES = ("scored", "unscorable", "skipped")
-#: The unit of requests whose page has no record in the run.
-NO_PAGE_UNIT = "_no-page"
 #: Page columns a worker reads to build packets (never the raw HTML or the WARC).
 PACKET_COLUMNS = (
     "url_key", "url", "final_url", "status", "error", "content_sha256", "domain", "title", "authors",
@@ -69,9 +69,10 @@ class Unit:
 
     unit: str
     part: str | None
-    """The page part's file name under ``pages/`` (None for :data:`NO_PAGE_UNIT`)."""
-    pairs: bytes
-    """Arrow IPC stream of ``url_key, query_id, query_text`` (a few short columns)."""
+    """The page part's file name under ``pages/`` (None for :data:`judge.plan.NO_PAGE_UNIT`)."""
+    pairs_path: str
+    """Where the plan wrote the unit's ``url_key, query_id, query_text`` (a run path, named by
+    ``pairs_sha``), so that a unit item stays small however many pairs it has."""
     pairs_sha: str
     judgment_parts: tuple[str, ...] = ()
     """Judgment parts that may hold this unit's keys (names under ``judgments/``): those written by
@@ -82,7 +83,7 @@ class Unit:
         return {
             "unit": self.unit,
             "part": self.part,
-            "pairs": self.pairs,
+            "pairs_path": self.pairs_path,
             "pairs_sha": self.pairs_sha,
             "judgment_parts": json.dumps(list(self.judgment_parts)),
         }
@@ -92,13 +93,10 @@ class Unit:
         return cls(
             item["unit"],
             item["part"],
-            bytes(item["pairs"]),
+            item["pairs_path"],
             item["pairs_sha"],
             tuple(json.loads(item["judgment_parts"])),
         )
-
-    def pair_table(self) -> pa.Table:
-        return pa.ipc.open_stream(self.pairs).read_all()
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -113,43 +111,36 @@ def _shard_of_unit(unit: str) -> str:
     return LAYOUT.shard_of_page_part(f"{unit}.parquet") or unit
 
 
-def plan_units(pairs: pa.Table, parts: pa.Table, judgment_parts: Sequence[str]) -> list[Unit]:
-    """Cut the pairs into units, one per page part.
-
-    Args:
-        pairs: ``url_key, query_id, query_text`` (from :func:`judge.pairs.judge_pairs`).
-        parts: At least ``url_key, part, status, content_sha256``: which page part holds each page record,
-            and what the record is. Both go into the unit's ``pairs_sha``, so a unit whose pages were
-            fetched again with another outcome (a refused page now ok, a changed text) is judged
-            again even when the new records land in a part of the same name.
-        judgment_parts: Names of the judgment parts the run holds now.
-    """
-    located = pairs.select(["url_key", "query_id", "query_text"]).join(
-        parts.select(["url_key", "part", "status", "content_sha256"]), "url_key", join_type="left outer"
-    )
-    located = located.append_column(
-        "unit", pc.fill_null(pc.replace_substring_regex(located["part"], r"\.parquet$", ""), NO_PAGE_UNIT)
-    )
-    by_group: dict[str, list[str]] = {}
+def judgment_parts_by_shard(judgment_parts: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The run's judgment parts (names under ``judgments/``) by the crawl shard of their unit."""
+    by_shard: dict[str, list[str]] = {}
     for name in judgment_parts:
         owner = LAYOUT.unit_of_judgment_part(name)
         if owner is not None:
-            by_group.setdefault(_shard_of_unit(owner), []).append(name)
-    located = located.sort_by([("unit", "ascending"), ("url_key", "ascending"), ("query_id", "ascending")])
-    units = []
-    # Groups come out in order of first appearance, which is sorted: each is one contiguous slice.
-    sizes = located.group_by("unit", use_threads=False).aggregate([("unit", "count")])
-    start = 0
-    for name, size in zip(sizes["unit"].to_pylist(), sizes["unit_count"].to_pylist(), strict=True):
-        rows = located.slice(start, size)
-        start += size
-        blob = _ipc(rows.select(["url_key", "query_id", "query_text"]).combine_chunks())
-        state = _ipc(rows.select(["status", "content_sha256"]).combine_chunks())
-        digest = hashlib.sha256(blob + state).hexdigest()[:16]
-        units.append(
-            Unit(name, rows["part"][0].as_py(), blob, digest, tuple(by_group.get(_shard_of_unit(name), ())))
-        )
-    return units
+            by_shard.setdefault(_shard_of_unit(owner), []).append(name)
+    return {shard: tuple(names) for shard, names in by_shard.items()}
+
+
+def pairs_digest(pairs: pa.Table) -> str:
+    """The digest of a unit's pairs and of its pages' state (``status, content_sha256``): a unit
+    whose pages were fetched again with another outcome (a refused page now ok, a changed text) is
+    judged again even when the new records land in a part of the same name."""
+    blob = _ipc(pairs.select(["url_key", "query_id", "query_text"]).combine_chunks())
+    state = _ipc(pairs.select(["status", "content_sha256"]).combine_chunks())
+    return hashlib.sha256(blob + state).hexdigest()[:16]
+
+
+def plan_unit(planned: UnitPairs, judgment_parts: dict[str, tuple[str, ...]]) -> tuple[Unit, pa.Table]:
+    """The unit of a planned page part, and the pairs its workers read (to be written at its path)."""
+    digest = pairs_digest(planned.pairs)
+    unit = Unit(
+        planned.unit,
+        planned.part,
+        LAYOUT.judge_plan(planned.unit, digest),
+        digest,
+        judgment_parts.get(_shard_of_unit(planned.unit), ()),
+    )
+    return unit, planned.pairs.select(["url_key", "query_id", "query_text"])
 
 
 # -- the work of one unit (workers) ----------------------------------------------------------------
@@ -300,7 +291,7 @@ class UnitJudge:
     # -- building requests ---------------------------------------------------------------------------
     def _requests(self, unit: Unit) -> tuple[list[StageRequest], list[tuple[StageRequest, str]]]:
         """Stage requests to judge (a page's stages adjacent), and ``skipped`` ones with their reason."""
-        pairs = unit.pair_table()
+        pairs = self.store.read_table(unit.pairs_path)
         pages = self._pages(unit, pairs["url_key"])
         todo: list[StageRequest] = []
         skipped: list[tuple[StageRequest, str]] = []
