@@ -532,19 +532,59 @@ MARK_HIDDEN_SCRIPT = """() => {
 }""".replace("__MARK__", RENDER_MARK).replace("__SAME__", str(_SAME_COLOUR))
 
 
+def distinct_nodes(tree: LexborHTMLParser, selectors: str) -> Iterator[LexborNode]:
+    """The nodes matching a selector list, each once, in document order. One query walks the tree once
+    (each query takes about as long as a walk, 0.1 ms on a page); lexbor returns a node once for each
+    selector it matches."""
+    seen: set[int] = set()
+    for node in tree.css(selectors):
+        if node.mem_id not in seen:
+            seen.add(node.mem_id)
+            yield node
+
+
+@dataclass
+class _Cued:
+    """The elements that carry a visibility cue, with their attributes, found in one walk of the tree
+    (instead of four), each list in document order."""
+
+    marked: list[tuple[LexborNode, dict[str, str | None]]] = field(default_factory=list)
+    hidden: list[tuple[LexborNode, dict[str, str | None]]] = field(default_factory=list)
+    """``hidden`` or ``aria-hidden="true"`` attributes, ``<noscript>`` and ``<template>``."""
+    styled: list[tuple[LexborNode, dict[str, str | None]]] = field(default_factory=list)
+    titled: list[tuple[LexborNode, dict[str, str | None]]] = field(default_factory=list)
+
+    @classmethod
+    def find(cls, tree: LexborHTMLParser) -> _Cued:
+        cued = cls()
+        query = f"[{RENDER_MARK}], [hidden], [aria-hidden=true], noscript, template, [style], [title]"
+        for node in distinct_nodes(tree, query):
+            attrs = node.attributes
+            if RENDER_MARK in attrs:
+                cued.marked.append((node, attrs))
+            if node.tag in ("noscript", "template") or "hidden" in attrs or attrs.get("aria-hidden") == "true":
+                cued.hidden.append((node, attrs))
+            if "style" in attrs:
+                cued.styled.append((node, attrs))
+            if "title" in attrs:
+                cued.titled.append((node, attrs))
+        return cued
+
+
 def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
     """Remove every element a person cannot see from ``tree`` (in place) and say what they held."""
     removal = _Removal()
-    for node in tree.css(f"[{RENDER_MARK}]"):  # a render's verdict (MARK_HIDDEN_SCRIPT)
-        kind = node.attributes.get(RENDER_MARK) or ""
+    cued = _Cued.find(tree)
+    for node, attrs in cued.marked:  # a render's verdict (MARK_HIDDEN_SCRIPT)
+        kind = attrs.get(RENDER_MARK) or ""
         removal.add(node, kind if kind in HIDDEN_KINDS else "display_none")
-    for node in tree.css("[hidden], [aria-hidden=true], noscript, template"):
+    for node, attrs in cued.hidden:
         tag = node.tag
         kind = "noscript" if tag in ("noscript", "template") else (
-            "hidden_attribute" if "hidden" in node.attributes else "aria_hidden"
+            "hidden_attribute" if "hidden" in attrs else "aria_hidden"
         )  # fmt: skip
         removal.add(node, kind)
-    styled = [(node, _declarations(node.attributes.get("style") or "")) for node in tree.css("[style]")]
+    styled = [(node, _declarations(attrs.get("style") or "")) for node, attrs in cued.styled]
     for node, decl in styled:
         kind = hiding_kind(decl)
         if kind:
@@ -556,8 +596,8 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
     _tiny_font_nodes(tree, styles, styled, removal)
     _same_colour_nodes(tree, styles, styled, removal)
     hidden = HiddenText()
-    for node in tree.css("[title]"):
-        title = node.attributes.get("title") or ""
+    for node, attrs in cued.titled:
+        title = attrs.get("title") or ""
         if len(title) > _TITLE_CHARS and node.tag not in _SKIPPED_TAGS:
             hidden.fragments.append(HiddenFragment("title_attribute", title.strip(), _is_chrome(node)))
     if not removal.nodes:
