@@ -59,6 +59,8 @@ _NAMED_COLOURS = {
 }  # fmt: skip
 _HEX = re.compile(r"#([0-9a-f]{3}|[0-9a-f]{6})\b")
 _RGB = re.compile(r"rgba?\(\s*(\d+)[\s,]+(\d+)[\s,]+(\d+)(?:[\s,/]+([\d.]+%?))?")
+#: Elements never shown (their content is inert markup).
+_HIDING_TAGS = ("noscript", "template")
 _SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "meta", "link", "title"})
 #: An element holding more than this share of the page's text is the page itself, hidden until a script
 #: reveals it (Vue's ``v-cloak``, anti-flicker snippets): only a render can tell, so it is kept.
@@ -562,7 +564,7 @@ class _Cued:
             attrs = node.attributes
             if RENDER_MARK in attrs:
                 cued.marked.append((node, attrs))
-            if node.tag in ("noscript", "template") or "hidden" in attrs or attrs.get("aria-hidden") == "true":
+            if "hidden" in attrs or attrs.get("aria-hidden") == "true" or node.tag in _HIDING_TAGS:
                 cued.hidden.append((node, attrs))
             if "style" in attrs:
                 cued.styled.append((node, attrs))
@@ -580,7 +582,7 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
         removal.add(node, kind if kind in HIDDEN_KINDS else "display_none")
     for node, attrs in cued.hidden:
         tag = node.tag
-        kind = "noscript" if tag in ("noscript", "template") else (
+        kind = "noscript" if tag in _HIDING_TAGS else (
             "hidden_attribute" if "hidden" in attrs else "aria_hidden"
         )  # fmt: skip
         removal.add(node, kind)
