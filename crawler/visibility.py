@@ -230,6 +230,8 @@ _HIDING_KEYWORDS = {
 }
 _SIZE_KEYWORDS = {"font-size": re.compile(r"font-size\s*:")}
 _BACKGROUND_KEYWORDS = {"background": re.compile(r"background(?:-color)?\s*:")}
+#: A ``color`` declaration (what ``_declarations`` reads as the name "color": no letter or "-" before it).
+_COLOUR_DECLARATION = re.compile(r"(?<![a-z-])color\s*:")
 
 
 def _hits(low: str, keywords: dict[str, re.Pattern[str]]) -> list[int]:
@@ -245,10 +247,11 @@ def _hits(low: str, keywords: dict[str, re.Pattern[str]]) -> list[int]:
 
 
 def _rules_at(
-    css: str, low: str, keywords: dict[str, re.Pattern[str]]
+    css: str, low: str, keywords: dict[str, re.Pattern[str]], needs: re.Pattern[str] | None = None
 ) -> Iterator[tuple[list[str], dict[str, str]]]:
     """(static selectors, declarations) of each top-level rule holding a hit of ``keywords`` in the
-    lower-cased CSS ``low``; rules inside at-rule blocks (``@media``, ``@supports``) are skipped."""
+    lower-cased CSS ``low``; rules inside at-rule blocks (``@media``, ``@supports``) are skipped, and
+    so are rules whose lower-cased body ``needs`` does not match (read before their declarations)."""
     depth = 0
     scanned = 0
     last_body = -1
@@ -262,15 +265,18 @@ def _rules_at(
         body_end = css.find("}", at)
         if depth != 1 or (0 <= css.find("{", body_start + 1, body_end if body_end >= 0 else len(css))):
             continue
+        body = css[body_start + 1 : body_end if body_end >= 0 else len(css)]
+        if needs and not needs.search(body.lower()):
+            continue
         selector_start = max(css.rfind("}", 0, body_start), css.rfind(";", 0, body_start)) + 1
         selectors = _static_selectors(css[selector_start:body_start])
         if selectors:
-            yield selectors, _declarations(css[body_start + 1 : body_end if body_end >= 0 else len(css)])
+            yield selectors, _declarations(body)
 
 
 def _static_selectors(selector_list: str) -> list[str]:
     """Selectors that hold without user action: no pseudo-classes or pseudo-elements, no no-js hooks."""
-    selector_list = _COMMENT.sub("", selector_list)
+    selector_list = _COMMENT.sub("", selector_list) if "/*" in selector_list else selector_list
     if "@" in selector_list:
         return []
     return [s.strip() for s in selector_list.split(",") if s.strip() and ":" not in s and "no-js" not in s]
@@ -303,7 +309,7 @@ class _Styles:
                     styles.hiding.setdefault(kind, []).extend(selectors)
                 if _tiny_font(_font_size(decl)):
                     styles.tiny.extend(selectors)
-            for selectors, decl in _rules_at(css, low, _BACKGROUND_KEYWORDS):
+            for selectors, decl in _rules_at(css, low, _BACKGROUND_KEYWORDS, _COLOUR_DECLARATION):
                 colour, background = _colour(decl.get("color")), _background(decl)
                 if colour and background and _distance(colour, background) < _SAME_COLOUR:
                     styles.coloured.update(dict.fromkeys(selectors, decl))
