@@ -143,18 +143,20 @@ def page_signals(
     """Counts and flags for SIGNALS_TYPE, from the parsed page and its extracted texts."""
     blocks = [line for line in text_full.splitlines() if line.strip()]
     attributes: list[str] = []
-    elements: dict[str, list[LexborNode]] = {"iframe": [], "script": [], "button": [], "dialog": [], "a": []}
+    elements: dict[str, list[tuple[LexborNode, dict[str, str | None]]]] = {
+        "iframe": [], "script": [], "button": [], "dialog": [], "a": []
+    }  # fmt: skip
     for node in distinct_nodes(tree, "[class], [id], iframe, script, button, dialog, a"):
         attrs = node.attributes
         if "class" in attrs or "id" in attrs:
             attributes.append(f"{attrs.get('class') or ''} {attrs.get('id') or ''}".replace("\n", " "))
         if node.tag in elements:
-            elements[node.tag].append(node)
+            elements[node.tag].append((node, attrs))
     iframes, scripts = elements["iframe"], elements["script"]
-    sources = [node.attributes.get("src") or "" for node in iframes + scripts]  # no src: "" matches nothing
-    links = [(link.text(deep=True).strip(), link.attributes.get("href") or "") for link in elements["a"]]
+    sources = [attrs.get("src") or "" for _, attrs in iframes + scripts]  # no src: "" matches nothing
+    links = [(link.text(deep=True).strip(), attrs.get("href") or "") for link, attrs in elements["a"]]
     link_lines = _Lines([f"{text} {href}".replace("\n", " ") for text, href in links])
-    buttons = _Lines([node.text(deep=True).replace("\n", " ") for node in elements["button"]])
+    buttons = _Lines([node.text(deep=True).replace("\n", " ") for node, _ in elements["button"]])
     class_lines = _Lines(attributes)
     visible = sum(len(line) for line in blocks)
     return {
