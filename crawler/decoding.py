@@ -14,6 +14,10 @@ _HTML_START = re.compile(
     rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title|div|p)\b", re.I | re.S
 )
 
+#: Control characters that text does not hold (tab, line feed, vertical tab, form feed and carriage return
+#: are text).
+_CONTROL_BYTES = bytes([*range(9), *range(14, 32)])
+
 HTML_TYPES = {"text/html", "application/xhtml+xml", "application/xml+html"}
 TEXT_TYPES = {"text/plain", "text/markdown", "text/x-markdown"}
 PDF_TYPES = {"application/pdf", "application/x-pdf"}
@@ -31,7 +35,7 @@ def looks_binary(body: bytes) -> bool:
         return False
     if b"\x00" in head:
         return True
-    controls = sum(1 for byte in head if byte < 9 or 13 < byte < 32)
+    controls = len(head) - len(head.translate(None, _CONTROL_BYTES))
     return controls / len(head) > 0.1
 
 

@@ -17,6 +17,7 @@ The vocabulary (``MANIPULATION_KINDS``):
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import re
 from typing import Any
 
@@ -80,21 +81,38 @@ _INJECTION = re.compile(
     r"|\bscore stage\b|^\s*(?:<<<|>>>)\s*$|^\s*(?:end of (?:the )?page(?: text)?|page text ends?)\b",
     re.I | re.M,
 )
+
+
+def _each_first(words: str, rest: str) -> str:
+    """``(?:w1|w2)rest`` written as ``w1rest|w2rest``: alternatives that each start with a literal
+    character let the regex engine skip the positions where none can start (1.7x faster here)."""
+    return "|".join(word + rest for word in words.split())
+
+
 #: What every ``_INJECTION`` match contains, in lower case: its alternatives without the leading ``\b`` and
 #: line anchors, without re.IGNORECASE (both turn off the engine's scan for the alternatives' first letters:
 #: ``_INJECTION`` alone took 3.7 ms on a 10 kB page, a fifth of the extraction). A superset of
 #: ``_INJECTION``'s matches on lower-cased text, so only the texts it matches need the exact pattern.
 _INJECTION_CUES = re.compile(
-    r"(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|"
-    r"earlier|preceding|system|original|other)\s+(?:instructions?|prompts?|rules|directions|guidelines)"
-    r"|(?:rate|score|grade|evaluate|rank)\s+(?:this|the)\s+(?:page|source|article|site|website|content|text)\s"
-    r"|(?:give|assign)\s+(?:this|the)\s+(?:page|source|article|site)\s"
-    r"|instructions?\s*:|(?:note|message|instructions?)\s+(?:to|for)\s|as an? (?:ai|language model) "
-    r"|<\||\[/?inst\]|<</?sys>>"
-    r"|\"(?:semantic_relevance|factual_accuracy|objectivity_tone|freshness|accountability|transparency|authority|"
-    r"layout_ad_density)\""
-    r"|score stage|<<<|>>>|end of (?:the )?page|page text end"
-)
+    "|".join((
+        _each_first(
+            "ignore disregard forget override",
+            r"\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|system|"
+            r"original|other)\s+(?:instructions?|prompts?|rules|directions|guidelines)",
+        ),
+        _each_first(
+            "rate score grade evaluate rank",
+            r"\s+(?:this|the)\s+(?:page|source|article|site|website|content|text)\s",
+        ),
+        _each_first("give assign", r"\s+(?:this|the)\s+(?:page|source|article|site)\s"),
+        r"instructions?\s*:",
+        _each_first("note message instruction instructions", r"\s+(?:to|for)\s"),
+        r"as an? (?:ai|language model) |<\||\[/?inst\]|<</?sys>>",
+        r"\"(?:semantic_relevance|factual_accuracy|objectivity_tone|freshness|accountability|transparency|"
+        r"authority|layout_ad_density)\"",
+        r"score stage|<<<|>>>|end of (?:the )?page|page text end",
+    ))
+)  # fmt: skip
 #: Characters that re.IGNORECASE matches to an ASCII letter but ``str.lower`` does not turn into one
 #: (dotted/dotless i, long s, Kelvin sign): a text holding one is searched with the exact pattern.
 _CASE_SPECIALS = re.compile("[\u0130\u0131\u017f\u212a]")
@@ -151,16 +169,22 @@ def favourable_hidden(hidden: str, visible: str, authors: list[str]) -> bool:
     for match in _CREDENTIALED_NAME.finditer(hidden):
         if not name_visible(match.group(1) or match.group(2), visible):
             return True
-    shown = len(CITATION_CUES.findall(head))
     # "[3]" in hidden text is as often a slide or list index as a reference: not counted
-    added = [cue for cue in CITATION_CUES.findall(hidden) if not cue.startswith("[")]
-    if shown < 3 <= shown + len(added):
+    added = sum(1 for cue in CITATION_CUES.findall(hidden) if not cue.startswith("["))
+    shown = _citations_shown(head) if added else 3
+    if shown < 3 <= shown + added:
         return True
     if len(set(_OWNERSHIP.findall(hidden))) >= 2 and not _OWNERSHIP.search(visible):
         return True
     if _DATED_NOTICE.search(hidden) and not update_notice(visible):
         return True
     return not authors and any(_BYLINE.match(line) for line in hidden.splitlines())
+
+
+def _citations_shown(text: str) -> int:
+    """How many citation cues the text shows, counted up to 3 (all that ``favourable_hidden`` needs:
+    counting them all took a fifth of the manipulation stage)."""
+    return sum(1 for _ in itertools.islice(CITATION_CUES.finditer(text), 3))
 
 
 def update_notice(text: str, date: str | None = None) -> bool:
@@ -241,10 +265,11 @@ def _date_mismatch(record: dict[str, Any], visible: str, now: dt.date) -> bool:
     for date in (published, modified):
         if date and (now - dt.date.fromisoformat(date)).days <= 366 and date_contradicted(date, visible):
             return True
-    if not modified or not published or update_notice(visible, modified):
+    if not modified or not published:
         return False
     modified_on, published_on = dt.date.fromisoformat(modified), dt.date.fromisoformat(published)
-    return (now - modified_on).days <= 366 and (modified_on - published_on).days >= 730
+    recent_update = (now - modified_on).days <= 366 and (modified_on - published_on).days >= 730
+    return recent_update and not update_notice(visible, modified)  # the text search last: the slow part
 
 
 def vet_page(
@@ -266,10 +291,13 @@ def vet_page(
     if stuffed:
         record["text_main"] = without_lines(record["text_main"] or "", stuffed)
         signals["word_count"] = len(_WORD_COUNTED.findall(record["text_main"]))
-    if stuffed or stuffed_lines(content_hidden):
+    stuffed_hidden = stuffed_lines(content_hidden)
+    if stuffed or stuffed_hidden:
         kinds.add("keyword_stuffing")
-    if favourable_hidden(content_hidden, visible, record["authors"]) or (
-        injection_found(content_hidden) or stuffed_lines(content_hidden)
+    if (
+        stuffed_hidden
+        or injection_found(content_hidden)
+        or favourable_hidden(content_hidden, visible, record["authors"])
     ):
         kinds.add("hidden_text")
     if _unseen_credentials(data, visible):

@@ -11,6 +11,7 @@ from typing import Any
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from crawler.metadata import StructuredData, schema_organization, schema_person
+from crawler.visibility import distinct_nodes
 
 _AD_LABEL = re.compile(
     r"^\s*(advertisement|advertisements|advertising|sponsored|sponsored content|sponsored by.*|paid content|"
@@ -141,18 +142,21 @@ def page_signals(
 ) -> dict[str, Any]:
     """Counts and flags for SIGNALS_TYPE, from the parsed page and its extracted texts."""
     blocks = [line for line in text_full.splitlines() if line.strip()]
-    attributes = [
-        f"{attrs.get('class') or ''} {attrs.get('id') or ''}".replace("\n", " ")
-        for attrs in (node.attributes for node in tree.css("[class], [id]:not([class])"))
-    ]
-    elements: dict[str, list[LexborNode]] = {"iframe": [], "script": [], "button": [], "dialog": []}
-    for node in tree.css("iframe, script, button, dialog"):  # one walk of the tree instead of four
-        elements[node.tag].append(node)
+    attributes: list[str] = []
+    elements: dict[str, list[tuple[LexborNode, dict[str, str | None]]]] = {
+        "iframe": [], "script": [], "button": [], "dialog": [], "a": []
+    }  # fmt: skip
+    for node in distinct_nodes(tree, "[class], [id], iframe, script, button, dialog, a"):
+        attrs = node.attributes
+        if "class" in attrs or "id" in attrs:
+            attributes.append(f"{attrs.get('class') or ''} {attrs.get('id') or ''}".replace("\n", " "))
+        if node.tag in elements:
+            elements[node.tag].append((node, attrs))
     iframes, scripts = elements["iframe"], elements["script"]
-    sources = [node.attributes.get("src") or "" for node in iframes + scripts]  # no src: "" matches nothing
-    links = [(link.text(deep=True).strip(), link.attributes.get("href") or "") for link in tree.css("a")]
+    sources = [attrs.get("src") or "" for _, attrs in iframes + scripts]  # no src: "" matches nothing
+    links = [(link.text(deep=True).strip(), attrs.get("href") or "") for link, attrs in elements["a"]]
     link_lines = _Lines([f"{text} {href}".replace("\n", " ") for text, href in links])
-    buttons = _Lines([node.text(deep=True).replace("\n", " ") for node in elements["button"]])
+    buttons = _Lines([node.text(deep=True).replace("\n", " ") for node, _ in elements["button"]])
     class_lines = _Lines(attributes)
     visible = sum(len(line) for line in blocks)
     return {
