@@ -19,6 +19,7 @@ _HOMES = {
     "make_engine": "judge.engines",
     "judge_pairs": "judge.pairs",
     "page_ids": "judge.pairs",
+    "RequestSource": "judge.plan",
     "page_index": "judge.run",
     "DIMENSION_KEYS": "judge.rubric",
     "DIMENSIONS": "judge.rubric",
@@ -50,6 +51,7 @@ __all__ = [
     "JudgeEngine",
     "OpenAIConfig",
     "PromptConfig",
+    "RequestSource",
     "SamplingConfig",
     "SignalsConfig",
     "VLLMConfig",
@@ -75,6 +77,7 @@ if TYPE_CHECKING:
     )
     from judge.engines import JudgeEngine, make_engine
     from judge.pairs import judge_pairs, page_ids
+    from judge.plan import RequestSource
     from judge.rubric import DIMENSION_KEYS, DIMENSIONS, RUBRIC_VERSION, STAGES, WEIGHTED_SCALE, WEIGHTS
     from judge.run import accounting, judge_run, judgment_key, page_index, read_judgments
     from judge.schema import CONTENT_VECTORS_SCHEMA, JUDGMENT_SCHEMA, JUDGMENT_STATUSES
