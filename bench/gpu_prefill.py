@@ -5,15 +5,17 @@ through ``transformers`` (``Qwen3ForCausalLM``), in bf16, so its speed is the re
 (the numbers do not matter, the shapes do). Measured, each after one untimed warm-up:
 
 - prefill tokens/s of one prompt of page length (2k to 16k tokens);
-- decode tokens/s at batch sizes 1 to 256 (every sequence holding ``--decode-context`` tokens);
+- decode tokens/s at batch sizes 1 to 256, every sequence holding 2k, 4k or 6k tokens of context
+  (the judge's requests hold 3.6k-5.3k) in a preallocated cache;
 - a 3-stage request group: the page prefix prefilled once and reused by the three stage tails
   (what the ``shared`` layout lets vLLM's prefix cache do), against the three prompts in full.
 
 Then the token counts per page that ``bench/judge.py`` measures (``--judge-json``: its last line;
 otherwise the figures of docs/judge.md) become GPU-hours per 1M pages for both layouts, with
 ``judge.cost.GpuThroughput`` built from the measured prefill (at the prompt length closest to a
-page's) and decode (at the largest batch that ran) and the assumed vLLM efficiency relative to plain
-``transformers`` (``--vllm-prefill-efficiency``, ``--vllm-decode-efficiency``).
+request's), the measured decode (at the context closest to a request's, at the fastest batch that
+fitted) and the assumed vLLM efficiency relative to plain ``transformers``
+(``--vllm-prefill-efficiency``, ``--vllm-decode-efficiency``).
 
 Usage: ``python bench/gpu_prefill.py`` on a GPU machine (PyTorch + transformers, no vLLM or network
 needed); ``--tiny`` runs a 2-layer model of the same family on CPU in seconds (the test). Last line:
@@ -81,7 +83,8 @@ class Plan:
 
     prompt_lengths: tuple[int, ...]
     batch_sizes: tuple[int, ...]
-    decode_context: int
+    decode_contexts: tuple[int, ...]
+    """Tokens each decoding sequence holds (the judge's requests hold 3.6k-5.3k)."""
     decode_steps: int
     group_prefix: int
     """Tokens of the page prefix of a request group (URL, page text)."""
@@ -90,8 +93,8 @@ class Plan:
     repeats: int
 
 
-FULL = Plan((2048, 4096, 8192, 16384), (1, 8, 32, 64, 128, 256), 2048, 16, 4096, 256, 3)
-TINY_PLAN = Plan((32, 64, 128), (1, 2, 4), 32, 4, 64, 8, 2)
+FULL = Plan((2048, 4096, 8192, 16384), (1, 8, 32, 64, 128, 256), (2048, 4096, 6144), 16, 4096, 256, 3)
+TINY_PLAN = Plan((32, 64, 128), (1, 2, 4), (32, 64), 4, 64, 8, 2)
 
 
 class Timer:
@@ -147,46 +150,56 @@ def prefill_rates(model, plan: Plan, timer: Timer, device: str) -> dict[str, flo
     return rates
 
 
-def _batched_cache(model, ids, chunk: int):
-    """The KV cache of ``ids`` (batch x context), prefilled ``chunk`` sequences at a time."""
-    from transformers import DynamicCache
+def _filled_static_cache(torch, model, batch: int, context: int, steps: int):
+    """A preallocated KV cache of ``batch`` sequences holding ``context`` tokens each, room for ``steps``.
 
-    parts = [model(ids[i : i + chunk], use_cache=True, logits_to_keep=1).past_key_values
-             for i in range(0, ids.shape[0], chunk)]  # fmt: skip
-    import torch
+    Filled with random keys and values rather than prefilled: decode speed depends on the cache's
+    shape, not on what it holds, and filling skips prefilling ``batch x context`` tokens first. A
+    static cache is written in place, as vLLM's paged cache is; transformers' ``DynamicCache``
+    concatenates the whole cache at every step, which at batch 256 costs more than the step itself.
+    """
+    from transformers import StaticCache
 
-    cache = DynamicCache()
-    for layer in range(len(parts[0].layers)):
-        keys = torch.cat([part.layers[layer].keys for part in parts])
-        values = torch.cat([part.layers[layer].values for part in parts])
-        for part in parts:
-            part.layers[layer].keys = part.layers[layer].values = None
-        cache.update(keys, values, layer)
+    config = model.config
+    cache = StaticCache(config=config, max_cache_len=context + steps)
+    device = next(model.parameters()).device
+    cache.early_initialization(
+        batch, config.num_key_value_heads, config.head_dim, next(model.parameters()).dtype, device
+    )
+    for layer in cache.layers:
+        layer.keys.normal_()
+        layer.values.normal_()
+        layer.cumulative_length.fill_(context)
     return cache
 
 
-def decode_rates(model, plan: Plan, timer: Timer, device: str) -> dict[str, float | None]:
-    """Output tokens/s over a batch, each sequence at ``decode_context`` tokens (None: out of memory)."""
+def decode_rates(model, plan: Plan, timer: Timer, device: str) -> dict[str, dict[str, float | None]]:
+    """Output tokens/s over a batch, by context and batch size (None: the cache did not fit)."""
     torch = timer.torch
-    rates: dict[str, float | None] = {}
-    for batch in plan.batch_sizes:
-        try:
-            cache = _batched_cache(model, _ids(torch, model, batch, plan.decode_context, device), chunk=16)
-            step = _ids(torch, model, batch, 1, device)
-
-            def decode(cache=cache, step=step):
-                for _ in range(plan.decode_steps):
-                    model(step, past_key_values=cache, use_cache=True)
-                cache.crop(-plan.decode_steps)
-
-            seconds = timer.median(decode)
-            rates[str(batch)] = round(batch * plan.decode_steps / seconds, 1)
-        except torch.OutOfMemoryError:
-            rates[str(batch)] = None
-        finally:
+    rates: dict[str, dict[str, float | None]] = {}
+    for context in plan.decode_contexts:
+        by_batch: dict[str, float | None] = {}
+        for batch in plan.batch_sizes:
             cache = None
-            if device == "cuda":
-                torch.cuda.empty_cache()
+            try:
+                cache = _filled_static_cache(torch, model, batch, context, plan.decode_steps)
+                step = _ids(torch, model, batch, 1, device)
+
+                def decode(cache=cache, step=step, context=context):
+                    for layer in cache.layers:
+                        layer.cumulative_length.fill_(context)
+                    for _ in range(plan.decode_steps):
+                        model(step, past_key_values=cache, use_cache=True)
+
+                seconds = timer.median(decode)
+                by_batch[str(batch)] = round(batch * plan.decode_steps / seconds, 1)
+            except torch.OutOfMemoryError:
+                by_batch[str(batch)] = None
+            finally:
+                cache = None
+                if device == "cuda":
+                    torch.cuda.empty_cache()
+        rates[str(context)] = by_batch
     return rates
 
 
@@ -217,18 +230,18 @@ def projection(
     """GPU-hours per 1M pages per layout from measured throughputs and token counts per page."""
     from judge.cost import GpuThroughput, gpu_hours_per_1m_pages
 
-    decode = [(int(b), r) for b, r in measured["decode_tokens_per_s"].items() if r is not None]
-    batch, decode_rate = max(decode)
     out = {}
     for layout, tokens in tokens_per_page.items():
-        # A page's requests are about prompt_tokens / 6 long (2 queries x 3 stages).
-        length = min(
-            measured["prefill_tokens_per_s"], key=lambda n: abs(int(n) - tokens["prompt_tokens"] / 6)
-        )
+        request = tokens["prompt_tokens"] / tokens["requests"]
+        length = _closest(measured["prefill_tokens_per_s"], request)
+        context = _closest(measured["decode_tokens_per_s"], request)
+        # vLLM batches as many sequences as its KV cache holds: the best batch that fitted.
+        fitted = {b: r for b, r in measured["decode_tokens_per_s"][context].items() if r is not None}
+        batch = max(fitted, key=fitted.get)
         throughput = GpuThroughput(
             gpu=gpu_name,
             prefill_tokens_per_s=measured["prefill_tokens_per_s"][length],
-            decode_tokens_per_s=decode_rate,
+            decode_tokens_per_s=fitted[batch],
             prefill_efficiency=prefill_efficiency,
             decode_efficiency=decode_efficiency,
         )
@@ -237,8 +250,18 @@ def projection(
                 tokens["prefill_tokens"], tokens["output_tokens"], throughput, overlapped
             )
             out[f"projected_gpu_hours_per_1m_pages_{layout}{suffix}"] = round(hours, 2)
-        out[f"{layout}_basis"] = {"prefill_at_prompt_tokens": int(length), "decode_at_batch": batch, **tokens}
+        out[f"{layout}_basis"] = {
+            "prefill_at_prompt_tokens": int(length),
+            "decode_at_context": int(context),
+            "decode_at_batch": int(batch),
+            **tokens,
+        }
     return out
+
+
+def _closest(by_tokens: dict[str, object], tokens: float) -> str:
+    """The key (a token count) of ``by_tokens`` nearest to ``tokens``."""
+    return min(by_tokens, key=lambda n: abs(int(n) - tokens))
 
 
 def _tokens_per_page(path: str | None) -> dict:
@@ -254,7 +277,9 @@ def main(argv: list[str] | None = None) -> dict:
         "--tiny", action="store_true", help="A 2-layer model of the family on CPU (the test)."
     )
     parser.add_argument("--device", help="cuda or cpu (default: cuda when available).")
-    parser.add_argument("--decode-context", type=int, help="Tokens each decoding sequence holds.")
+    parser.add_argument(
+        "--decode-contexts", type=int, nargs="+", help="Tokens each decoding sequence holds (several)."
+    )
     parser.add_argument(
         "--judge-json", help="Output of bench/judge.py (its last line gives tokens per page)."
     )
@@ -263,19 +288,20 @@ def main(argv: list[str] | None = None) -> dict:
         help="vLLM prefill throughput / transformers' (assumed: both compute-bound).",
     )  # fmt: skip
     parser.add_argument(
-        "--vllm-decode-efficiency", type=float, default=1.5,
-        help="vLLM decode throughput / transformers' (assumed: paged KV cache, CUDA graphs).",
+        "--vllm-decode-efficiency", type=float, default=1.0,
+        help="vLLM decode throughput / transformers' (assumed: both write a preallocated cache in place).",
     )  # fmt: skip
     args = parser.parse_args(argv)
 
     import torch
+    import transformers
 
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     if args.tiny:
         torch.set_num_threads(1)  # a model this small gains nothing from threads that wait on each other
     plan = TINY_PLAN if args.tiny else FULL
-    if args.decode_context:
-        plan = Plan(**{**asdict(plan), "decode_context": args.decode_context})
+    if args.decode_contexts:
+        plan = Plan(**{**asdict(plan), "decode_contexts": tuple(args.decode_contexts)})
     shape = TINY if args.tiny else QWEN3_8B
     gpu_name = (
         torch.cuda.get_device_name() if device == "cuda" else f"CPU ({'tiny' if args.tiny else 'full'})"
@@ -296,6 +322,7 @@ def main(argv: list[str] | None = None) -> dict:
         if not args.tiny
         else "tiny Qwen3, random weights, bf16",
         "parameters": sum(p.numel() for p in model.parameters()),
+        "versions": {"torch": torch.__version__, "transformers": transformers.__version__},
         "plan": asdict(plan),
         **measured,
         "assumptions": {

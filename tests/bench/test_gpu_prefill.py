@@ -32,17 +32,19 @@ def test_tiny_run_measures_and_projects_both_layouts(tmp_path, capsys):
     assert result["model"].startswith("tiny Qwen3") and result["device"] == "CPU (tiny)"
     plan = bench.TINY_PLAN
     assert set(result["prefill_tokens_per_s"]) == {str(n) for n in plan.prompt_lengths}
-    assert set(result["decode_tokens_per_s"]) == {str(b) for b in plan.batch_sizes}
-    assert all(
-        rate > 0
-        for rate in [*result["prefill_tokens_per_s"].values(), *result["decode_tokens_per_s"].values()]
-    )
+    decode = result["decode_tokens_per_s"]
+    assert set(decode) == {str(n) for n in plan.decode_contexts}
+    assert all(set(by_batch) == {str(b) for b in plan.batch_sizes} for by_batch in decode.values())
+    rates = [*result["prefill_tokens_per_s"].values(), *(r for d in decode.values() for r in d.values())]
+    assert all(rate > 0 for rate in rates)
     group = result["request_group"]
     assert group["prefix_reused_s"] > 0 and group["three_full_prompts_s"] > 0
     for layout in ("paper", "shared"):
         basis = result[f"{layout}_basis"]
-        assert basis["decode_at_batch"] == max(plan.batch_sizes)
-        assert basis["prefill_at_prompt_tokens"] == 128  # closest to 600-700 / 6 tokens per request
+        by_batch = decode[str(basis["decode_at_context"])]
+        assert by_batch[str(basis["decode_at_batch"])] == max(by_batch.values())  # the fastest batch
+        # Closest to 600-700 / 6 tokens per request.
+        assert basis["prefill_at_prompt_tokens"] == 128 and basis["decode_at_context"] == 64
         assert result[f"projected_gpu_hours_per_1m_pages_{layout}"] > 0
     # Fewer prefilled tokens per page, same output: the shared layout projects fewer GPU-hours.
     assert (
