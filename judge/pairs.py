@@ -61,7 +61,7 @@ def aliased_pages(ids: pa.Table) -> pa.Array:
     return pc.unique(ordered["page_id"].filter(repeats)).cast(pa.string())
 
 
-def judge_pairs(requests: pa.Table, pages: pa.Table) -> pa.Table:
+def judge_pairs(requests: pa.Table, pages: pa.Table, ids: pa.Table | None = None) -> pa.Table:
     """The (page, query) pairs to judge, by the rule of this module.
 
     Args:
@@ -70,13 +70,15 @@ def judge_pairs(requests: pa.Table, pages: pa.Table) -> pa.Table:
             alias, those of the request chosen).
         pages: At least :data:`ALIAS_COLUMNS` of the run's page records (all of them, or the pages a
             streaming pass takes).
+        ids: :func:`page_ids` of ``pages``, when the caller has them already (the plan hashes each
+            page once); None computes them.
 
     Returns:
         ``url_key, query_id, query_text, page_id`` (then the carried columns) sorted by url_key and
         query_id; ``page_id`` is null for pairs whose page was not fetched.
     """
     requests = first_per_pair(requests)
-    ids = page_ids(pages)
+    ids = page_ids(pages) if ids is None else ids
     requests = requests.join(ids, "url_key", join_type="left outer")
     requests = requests.select([*PAIR_COLUMNS, *(c for c in requests.column_names if c not in PAIR_COLUMNS)])
     # Only pages reached from several url_keys (aliases, few) need their pairs merged: the merge

@@ -35,12 +35,22 @@ import pyarrow.parquet as pq
 
 from crawler.base import InputError, RunStore
 from crawler.layout import LAYOUT
-from judge.pairs import ALIAS_COLUMNS, aliased_pages, first_per_pair, judge_pairs, page_ids, sorted_repeats
+from judge.pairs import (
+    ALIAS_COLUMNS,
+    PAGE_IDS_SCHEMA,
+    aliased_pages,
+    first_per_pair,
+    judge_pairs,
+    page_ids,
+    sorted_repeats,
+)
 
 REQUEST_COLUMNS = ("url_key", "query_id", "query_text")
 REQUESTS_SCHEMA = pa.schema([(c, pa.string()) for c in REQUEST_COLUMNS])
 #: Page columns of the index: the rule's, and what decides a unit's state.
 INDEX_SCHEMA = pa.schema([*(pa.field(c, pa.string()) for c in ALIAS_COLUMNS), pa.field("part", pa.string())])
+#: The page index as the plan spills it: with each fetched page's id (null for the others).
+_PAGES_SCHEMA = INDEX_SCHEMA.append(pa.field("page_id", pa.string()))
 #: At most this many buckets (one open spill file each).
 MAX_BUCKETS = 256
 #: The unit of requests whose page has no record in the run.
@@ -174,8 +184,8 @@ def check_request_texts(source: RequestSource, requests: pa.Table) -> None:
 class Spill:
     """Rows cut into buckets and appended, batch by batch, to one Arrow IPC stream per bucket."""
 
-    def __init__(self, folder: Path, name: str, schema: pa.Schema, buckets: int = 1):
-        self.folder, self.name, self.schema, self.buckets = folder, name, schema, buckets
+    def __init__(self, folder: Path, name: str, schema: pa.Schema):
+        self.folder, self.name, self.schema = folder, name, schema
         self._writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
         self.num_rows = 0
 
@@ -279,36 +289,34 @@ class PlanBuilder:
             requests = self._checked_requests(folder, self._buckets(self.requests.num_rows))
             if not self.store.exists(LAYOUT.pages):
                 raise InputError(self.store.uri_of(LAYOUT.pages), "no page records: run the crawl first")
-            pages, ids = self._spill_index(folder)
+            pages = self._spill_index(folder)
             buckets = self._buckets(max(pages.num_rows, requests.num_rows))
-            aliases = self._aliases(folder, ids, buckets)
+            aliases = self._aliases(folder, pages, buckets)
             routed_pages = self._route(folder, pages, aliases, buckets)
             routed_requests = self._route(folder, requests, aliases, buckets)
             located, slices = self._locate(folder, routed_pages, routed_requests, buckets)
             yield from self._gather(located, slices)
 
-    def _spill_index(self, folder: Path) -> tuple[Spill, Spill]:
-        """Every page part's short columns (part by part), and the fetched pages' ids."""
-        pages = Spill(folder, "pages", INDEX_SCHEMA)
-        ids = Spill(folder, "ids", pa.schema([("url_key", pa.string()), ("page_id", pa.string())]))
+    def _spill_index(self, folder: Path) -> Spill:
+        """Every page part's short columns (part by part), with each fetched page's id."""
+        pages = Spill(folder, "pages", _PAGES_SCHEMA)
         for table in index_parts(self.store, self.parts):
-            pages.add(table)
-            ids.add(page_ids(table))
+            pages.add(table.join(page_ids(table), "url_key", join_type="left outer"))
         pages.close()
-        ids.close()
-        return pages, ids
+        return pages
 
-    def _aliases(self, folder: Path, ids: Spill, buckets: int) -> pa.Table:
+    def _aliases(self, folder: Path, pages: Spill, buckets: int) -> pa.Table:
         """``url_key, page_id`` of the pages that share their page id with another url_key."""
-        by_page = Spill(folder, "ids-by-page", ids.schema, buckets)
-        for batch in ids.batches():
-            by_page.add(batch, bucket_of(batch.column("page_id"), buckets))
+        by_page = Spill(folder, "ids-by-page", PAGE_IDS_SCHEMA)
+        for batch in pages.batches():
+            ids = _fetched_ids(pa.Table.from_batches([batch]))
+            by_page.add(ids, bucket_of(ids["page_id"], buckets))
         by_page.close()
         found = []
         for bucket in range(buckets):
             table = by_page.read(bucket)
             found.append(table.filter(pc.is_in(table["page_id"], value_set=aliased_pages(table))))
-        return pa.concat_tables(found) if found else ids.schema.empty_table()
+        return pa.concat_tables(found)
 
     def _buckets(self, rows: int) -> int:
         return min(MAX_BUCKETS, max(1, math.ceil(rows / self.bucket_rows)))
@@ -317,7 +325,7 @@ class PlanBuilder:
         """The requests numbered by record, checked (a pair asked with two texts is refused) and
         kept once per (url_key, query_id), one bucket of url_keys at a time."""
         schema = REQUESTS_SCHEMA.append(pa.field("_record", pa.int64()))
-        by_key = Spill(folder, "requests-by-key", schema, buckets)
+        by_key = Spill(folder, "requests-by-key", schema)
         start = 0
         for batch in self.requests.batches():
             numbered = pa.Table.from_batches([batch]).append_column(
@@ -337,7 +345,7 @@ class PlanBuilder:
     @staticmethod
     def _route(folder: Path, rows: Spill, aliases: pa.Table, buckets: int) -> Spill:
         """``rows`` (with a ``url_key``) to buckets by url_key, an alias's by its page id."""
-        routed = Spill(folder, f"{rows.name}-routed", rows.schema, buckets)
+        routed = Spill(folder, f"{rows.name}-routed", rows.schema)
         for batch in rows.batches():
             routed.add(batch, bucket_of(_route_keys(batch.column("url_key"), aliases), buckets))
         routed.close()
@@ -359,13 +367,15 @@ class PlanBuilder:
         written = 0
         with pa.ipc.new_file(str(path), schema) as out:
             for bucket in range(buckets):
-                asked = requests.read(bucket).sort_by("_record")
+                asked = requests.read(bucket)
                 if not asked.num_rows:
                     continue
                 index = pages.read(bucket)
                 state = index.select(["url_key", "status", "content_sha256", "part"])
                 pairs = judge_pairs(
-                    asked.join(state, "url_key", join_type="left outer").sort_by("_record"), index
+                    asked.join(state, "url_key", join_type="left outer").sort_by("_record"),
+                    index,
+                    _fetched_ids(index),
                 )
                 units = pc.fill_null(
                     pc.replace_substring_regex(pairs["part"], r"\.parquet$", ""), NO_PAGE_UNIT
@@ -392,6 +402,11 @@ class PlanBuilder:
                 table = pa.Table.from_batches([reader.get_batch(i) for i in slices[unit]])
                 table = table.sort_by([("url_key", "ascending"), ("query_id", "ascending")])
                 yield UnitPairs(unit, table["part"][0].as_py(), table.drop_columns(["part", "unit"]))
+
+
+def _fetched_ids(pages: pa.Table) -> pa.Table:
+    """The :func:`judge.pairs.page_ids` rows of spilled pages (which carry their page id)."""
+    return pages.filter(pc.is_valid(pages["page_id"])).select(PAGE_IDS_SCHEMA.names).cast(PAGE_IDS_SCHEMA)
 
 
 def _route_keys(url_keys: pa.Array | pa.ChunkedArray, aliases: pa.Table) -> pa.Array:

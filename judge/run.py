@@ -139,9 +139,6 @@ def judge_run(
         if posixpath.basename(unit.pairs_path) not in planned_parts:
             store.write_table(unit.pairs_path, pairs)
         pending.append(unit)
-    # The plan's sorts and joins leave freed buffers in Arrow's allocator; hand them back so the
-    # driver's memory during the run is the units, not the high-water mark of planning them.
-    pa.default_memory_pool().release_unused()
     planned = time.perf_counter()
     stage = driver.engine.prompt_stage()
     if pending and stage is not None:
