@@ -25,11 +25,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -53,14 +55,13 @@ from jobs.scoring import (
     SCORES_PATH,
     page_summaries,
     page_vectors,
-    score_sources,
     select_sources,
-    status_counts,
+    write_source_scores,
 )
 from judge import content_vectors, judge_run
 from judge.engines.openai_http import EndpointUnavailable, preflight
 from judge.pairs import ALIAS_COLUMNS, judge_pairs, page_ids, pair_ids
-from judge.run import FINAL_STATUSES, page_index, read_judgments
+from judge.run import FINAL_STATUSES, judgments_dataset, page_index, read_judgments
 from judge.schema import JUDGMENT_SCHEMA
 from judge.vectors import VECTOR_COLUMNS
 
@@ -387,10 +388,16 @@ class Audit:
 
     def stage_scores(self) -> dict[str, Any]:
         """Join selected sources, pages and content vectors into ``scores/source_scores.parquet``."""
-        vectors = content_vectors(read_judgments(self.store.uri, VECTOR_COLUMNS))
-        scores = score_sources(self.selected(), page_summaries(self.pages_dataset()), vectors)
-        self.store.write_table(SCORES_PATH, scores)
-        return {"sources": scores.num_rows, **status_counts(scores)}
+        with tempfile.TemporaryDirectory(prefix="sourcebench-scores-") as folder:
+            counts = write_source_scores(
+                self.store,
+                self.selected(),
+                page_summaries(self.pages_dataset()),
+                judgments_dataset(self.store.uri),
+                Path(folder),
+                self.config.judge.plan_bucket_rows,
+            )
+        return {"sources": sum(counts["page_status"].values()), **counts}
 
     def stage_reduce(self) -> dict[str, Any]:
         from jobs.reduce import reduce_run  # pandas: loaded by the stages that use it, not for `--help`

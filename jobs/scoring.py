@@ -9,22 +9,28 @@ Two steps around the crawl and the judge:
    vectors into ``<run>/scores/source_scores.parquet`` (:data:`SCORED_SOURCES_SCHEMA`): the columns
    of :data:`jobs.schemas.SOURCE_SCORES_SCHEMA` first, then where each row came from and its status.
    A page that failed to crawl or to be judged stays a row, with null scores and its status; it
-   never gets a default score.
+   never gets a default score. :func:`write_source_scores` runs it one range of queries at a time,
+   so that the judgments (with their justifications) are never all held at once.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from crawler.base import InputError
+from crawler.base import InputError, RunStore
 from crawler.layout import LAYOUT
 from crawler.urls import InvalidURL, canonicalize_url, url_key
 from jobs.schemas import SOURCE_SCORES_SCHEMA
 from judge.pairs import page_ids
+from judge.plan import MAX_BUCKETS, Spill
 from judge.rubric import DIMENSION_KEYS
+from judge.vectors import VECTOR_COLUMNS, content_vectors
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -181,6 +187,81 @@ def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.
     return pa.Table.from_pandas(
         frame[SCORED_SOURCES_SCHEMA.names], schema=SCORED_SOURCES_SCHEMA, preserve_index=False
     )
+
+
+def query_ranges(query_ids: pa.ChunkedArray, bucket_rows: int) -> tuple[pa.Array, pa.Array]:
+    """Consecutive ranges of the sorted query ids, each holding about ``bucket_rows`` of ``query_ids``.
+
+    Returns:
+        The distinct query ids, sorted, and the range number of each (non-decreasing, at most
+        :data:`judge.plan.MAX_BUCKETS` ranges).
+    """
+    counts = pc.value_counts(query_ids).flatten()
+    order = pc.sort_indices(counts[0])
+    ids, sizes = counts[0].take(order), counts[1].take(order).to_numpy()
+    rows_before = sizes.cumsum() - sizes
+    width = max(bucket_rows, -(-len(query_ids) // MAX_BUCKETS))
+    return ids, pa.array(rows_before // width, pa.int32())
+
+
+def write_source_scores(
+    store: RunStore,
+    selected: pa.Table,
+    pages: pa.Table,
+    judgments: ds.Dataset,
+    folder: Path,
+    bucket_rows: int,
+) -> dict[str, dict[str, int]]:
+    """:func:`score_sources` one range of queries at a time into ``scores/source_scores.parquet``.
+
+    The judgments are scanned batch by batch and spilled (``folder``) by range of query ids; each range
+    becomes content vectors, then scored sources, spilled by system; the file is then written system
+    by system, range by range, so its rows are in the order :func:`score_sources` gives a whole run.
+    The driver holds one range's judgments and vectors at a time, besides ``selected`` and ``pages``.
+
+    Args:
+        store: The run.
+        selected: :func:`select_sources` of the run, sorted by system, query and rank.
+        pages: :func:`page_summaries` of the run's page records.
+        judgments: The run's judgment parts (``judge.judgments_dataset``).
+        folder: An empty local folder for the spill files.
+        bucket_rows: Selected sources per range (about; at most ``MAX_BUCKETS`` ranges).
+
+    Returns:
+        :func:`status_counts` of the rows written.
+    """
+    ids, ranges = query_ranges(selected["query_id"], bucket_rows)
+
+    def range_of(query_id: pa.ChunkedArray | pa.Array) -> pa.Array:
+        return ranges.take(pc.index_in(query_id, value_set=ids))
+
+    by_range = Spill(folder, "judgments", pa.schema([judgments.schema.field(c) for c in VECTOR_COLUMNS]))
+    for batch in judgments.to_batches(columns=list(VECTOR_COLUMNS)):
+        number = range_of(batch.column("query_id"))
+        cited = pc.is_valid(number)  # judgments of queries no source cites are not scored
+        by_range.add(batch.filter(cited), number.filter(cited))
+    by_range.close()
+    systems = pc.unique(selected["system"]).sort()
+    by_system = Spill(folder, "scores", SCORED_SOURCES_SCHEMA)
+    selected_range = range_of(selected["query_id"])
+    for number in pc.unique(selected_range).sort().to_pylist():
+        sources = selected.filter(pc.equal(selected_range, number))
+        vectors = content_vectors(by_range.read(number))
+        wanted = pc.is_in(pages["url_key"], value_set=pc.unique(sources["url_key"]))
+        scored = score_sources(sources, pages.filter(wanted), vectors)
+        by_system.add(scored, pc.index_in(scored["model_name"], value_set=systems))
+    by_system.close()
+    counts: dict[str, Counter] = {"page_status": Counter(), "judge_status": Counter()}
+    with (
+        store.open_atomic(SCORES_PATH) as out,
+        pq.ParquetWriter(out, SCORED_SOURCES_SCHEMA, compression="zstd") as writer,
+    ):
+        for system in range(len(systems)):
+            for batch in by_system.batches(system):
+                writer.write_batch(batch)
+                for name, found in status_counts(pa.Table.from_batches([batch])).items():
+                    counts[name].update(found)
+    return {name: dict(sorted(found.items())) for name, found in counts.items()}
 
 
 def status_counts(scores: pa.Table) -> dict[str, dict[str, int]]:

@@ -30,6 +30,7 @@ _HOMES = {
     "accounting": "judge.run",
     "judge_run": "judge.run",
     "judgment_key": "judge.run",
+    "judgments_dataset": "judge.run",
     "read_judgments": "judge.run",
     "CONTENT_VECTORS_SCHEMA": "judge.schema",
     "JUDGMENT_SCHEMA": "judge.schema",
@@ -60,6 +61,7 @@ __all__ = [
     "judge_pairs",
     "judge_run",
     "judgment_key",
+    "judgments_dataset",
     "make_engine",
     "page_ids",
     "page_index",
@@ -79,7 +81,7 @@ if TYPE_CHECKING:
     from judge.pairs import judge_pairs, page_ids
     from judge.plan import RequestSource
     from judge.rubric import DIMENSION_KEYS, DIMENSIONS, RUBRIC_VERSION, STAGES, WEIGHTED_SCALE, WEIGHTS
-    from judge.run import accounting, judge_run, judgment_key, page_index, read_judgments
+    from judge.run import accounting, judge_run, judgment_key, judgments_dataset, page_index, read_judgments
     from judge.schema import CONTENT_VECTORS_SCHEMA, JUDGMENT_SCHEMA, JUDGMENT_STATUSES
     from judge.vectors import content_vectors
 

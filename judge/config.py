@@ -186,7 +186,8 @@ class JudgeConfig(_Strict):
         10_000,
         ge=1,
         description="Requests (or pages) per bucket of the plan: the driver holds one bucket at a time, "
-        "so this bounds its memory whatever the size of the run (judge.plan).",
+        "so this bounds its memory whatever the size of the run (judge.plan). The audit's scores stage "
+        "takes as many selected sources per range of queries (jobs.scoring.write_source_scores).",
     )
 
     @model_validator(mode="after")

@@ -52,6 +52,7 @@ from judge.units import (
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow.dataset as ds
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +63,18 @@ _CARRY = (
 )  # fmt: skip
 
 
-def read_judgments(run_uri: str, columns: Sequence[str] | None = None) -> pa.Table:
-    """All judgment rows of a run (every part), in JUDGMENT_SCHEMA; only ``columns`` when given."""
+def judgments_dataset(run_uri: str) -> ds.Dataset:
+    """Every judgment part of a run as one dataset (JUDGMENT_SCHEMA), to scan batch by batch."""
     store = RunStore(run_uri)
     paths = [store.path(LAYOUT.judgments, n) for n in store.listdir(LAYOUT.judgments, suffix=".parquet")]
     import pyarrow.dataset as ds  # pulls in pandas: not at import, so `--help` stays fast
 
-    dataset = ds.dataset(paths, filesystem=store.fs, format="parquet", schema=JUDGMENT_SCHEMA)
-    return dataset.to_table(columns=list(columns) if columns is not None else None)
+    return ds.dataset(paths, filesystem=store.fs, format="parquet", schema=JUDGMENT_SCHEMA)
+
+
+def read_judgments(run_uri: str, columns: Sequence[str] | None = None) -> pa.Table:
+    """All judgment rows of a run (every part), in JUDGMENT_SCHEMA; only ``columns`` when given."""
+    return judgments_dataset(run_uri).to_table(columns=list(columns) if columns is not None else None)
 
 
 def page_index(store: RunStore, parts: Sequence[str] | None = None) -> pa.Table:

@@ -218,3 +218,27 @@ def test_every_dimension_varies_between_demo_systems(demo_run):
     assert (means.max() - means.min() > 0.05).all(), means.T
     html = RunStore(str(demo_run[0])).read_bytes("leaderboard/report.html").decode()
     assert "Constant across all sources" not in html and "<h2>Coverage (complete)" in html
+
+
+def test_scores_written_range_by_range_equal_the_whole_run_at_once(demo_run, tmp_path):
+    """The scores stage holds one range of queries at a time; the file is what one join of the whole
+    run gives, row for row and in the same order, however small the ranges."""
+    from jobs.scoring import page_summaries, score_sources, write_source_scores
+    from judge import content_vectors, judgments_dataset, read_judgments
+    from judge.vectors import VECTOR_COLUMNS
+
+    run, summary = demo_run
+    store = RunStore(str(run))
+    selected = store.read_table("inputs/selected_sources.parquet")
+    pages = page_summaries(store.read_table("pages"))
+    whole = score_sources(selected, pages, content_vectors(read_judgments(str(run), VECTOR_COLUMNS)))
+    copy = RunStore(str(tmp_path / "copy"))
+    for bucket_rows, folder in ((1, tmp_path / "one"), (10**6, tmp_path / "all")):
+        folder.mkdir()
+        counts = write_source_scores(copy, selected, pages, judgments_dataset(str(run)), folder, bucket_rows)
+        assert len(list(folder.glob("judgments-*.arrow"))) == (
+            len(set(selected["query_id"].to_pylist())) if bucket_rows == 1 else 1
+        )
+        written = copy.read_table("scores/source_scores.parquet")
+        assert written.to_pylist() == whole.to_pylist()
+        assert counts == {k: summary["page_status" if k == "page_status" else "judge_status"] for k in counts}
