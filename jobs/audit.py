@@ -53,6 +53,7 @@ from jobs.progress import crawl_progress, judge_progress
 from jobs.ray_runtime import ensure_ray
 from jobs.scoring import (
     SCORES_PATH,
+    QueryRanges,
     page_summaries,
     page_vectors,
     select_sources,
@@ -61,8 +62,7 @@ from jobs.scoring import (
 from judge import content_vectors, judge_run
 from judge.engines.openai_http import EndpointUnavailable, preflight
 from judge.pairs import ALIAS_COLUMNS, judge_pairs, page_ids, pair_ids
-from judge.run import FINAL_STATUSES, judgments_dataset, page_index, read_judgments
-from judge.schema import JUDGMENT_SCHEMA
+from judge.run import FINAL_STATUSES, judgments_dataset, page_index
 from judge.vectors import VECTOR_COLUMNS
 
 if TYPE_CHECKING:
@@ -464,24 +464,33 @@ class Audit:
         (a rescore after a prompt change); the newest wins in the content vectors. What must never
         happen is one judgment of a page committed twice, or a request whose vector is incomplete.
         """
-        columns = {"judgment_key", *VECTOR_COLUMNS, *TOKEN_COLUMNS}  # never raw_output: the answers are large
-        judgments = read_judgments(self.store.uri, [c for c in JUDGMENT_SCHEMA.names if c in columns])
-        final = judgments.filter(pc.is_in(judgments["status"], pa.array(FINAL_STATUSES)))
-        keys = final.select(["url_key", "query_id", "stage", "judgment_key"])
-        duplicates = (
-            keys.num_rows - keys.group_by(keys.column_names, use_threads=False).aggregate([]).num_rows
-        )
+        judgments = judgments_dataset(self.store.uri)
         pages = self.read_pages(ALIAS_COLUMNS)
-        vectors = page_vectors(content_vectors(judgments), page_ids(pages))
-        done = vectors[vectors["judge_status"] != "partial"]
-        complete = set(zip(done["page_id"], done["query_id"], strict=True))
-        wanted = set(pair_ids(judge_pairs(requests, pages)))
-        missing = wanted - complete
+        ids = page_ids(pages)
+        ranges = QueryRanges(requests["query_id"], self.config.judge.plan_bucket_rows)
+        request_range = ranges.of(requests["query_id"])
+        duplicates = wanted = missing = 0
+        with tempfile.TemporaryDirectory(prefix="sourcebench-check-") as folder:
+            columns = ("judgment_key", *VECTOR_COLUMNS)  # never raw_output: the answers are large
+            spilled = ranges.spill(judgments, columns, Path(folder), keep_others=True)
+            for number in range(ranges.count + 1):  # the last: judgments of other queries
+                rows = spilled.read(number)
+                final = rows.filter(pc.is_in(rows["status"], pa.array(FINAL_STATUSES)))
+                keys = final.select(["url_key", "query_id", "stage", "judgment_key"])
+                distinct = keys.group_by(keys.column_names, use_threads=False).aggregate([])
+                duplicates += keys.num_rows - distinct.num_rows
+                if number == ranges.count:
+                    break
+                vectors = page_vectors(content_vectors(rows), ids)
+                done = vectors[vectors["judge_status"] != "partial"]
+                complete = set(zip(done["page_id"], done["query_id"], strict=True))
+                asked = set(pair_ids(judge_pairs(requests.filter(pc.equal(request_range, number)), pages)))
+                wanted, missing = wanted + len(asked), missing + len(asked - complete)
         if duplicates or missing:
             raise IncompleteRunError(
-                f"judge output: {duplicates} judgments committed twice, {len(missing)} requests incomplete"
+                f"judge output: {duplicates} judgments committed twice, {missing} requests incomplete"
             )
-        return {"requests": len(wanted), "judgments": judgments.num_rows, **token_totals(judgments)}
+        return {"requests": wanted, **token_totals(judgments)}
 
     # -- the end-of-run summary -------------------------------------------------------------------------
     def summary(self, wall_s: float) -> dict[str, Any]:
@@ -506,9 +515,14 @@ class Audit:
         }
 
 
-def token_totals(judgments: pa.Table) -> dict[str, int]:
-    """Summed token counts of a judgments table (nulls count as 0)."""
-    return {column: int(pc.sum(judgments[column]).as_py() or 0) for column in TOKEN_COLUMNS}
+def token_totals(judgments: ds.Dataset) -> dict[str, int]:
+    """The number of judgment rows and their summed token counts (nulls count as 0), batch by batch."""
+    totals = dict.fromkeys(("judgments", *TOKEN_COLUMNS), 0)
+    for batch in judgments.to_batches(columns=list(TOKEN_COLUMNS)):
+        totals["judgments"] += batch.num_rows
+        for column in TOKEN_COLUMNS:
+            totals[column] += int(pc.sum(batch.column(column)).as_py() or 0)
+    return totals
 
 
 def _short(counts: dict[str, Any]) -> str:

@@ -16,9 +16,11 @@ Two steps around the crawl and the judge:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -189,19 +191,45 @@ def score_sources(selected: pa.Table, pages: pa.Table, vectors: pa.Table) -> pa.
     )
 
 
-def query_ranges(query_ids: pa.ChunkedArray, bucket_rows: int) -> tuple[pa.Array, pa.Array]:
-    """Consecutive ranges of the sorted query ids, each holding about ``bucket_rows`` of ``query_ids``.
+class QueryRanges:
+    """Consecutive ranges of the sorted query ids, each holding about ``bucket_rows`` rows of a table.
 
-    Returns:
-        The distinct query ids, sorted, and the range number of each (non-decreasing, at most
-        :data:`judge.plan.MAX_BUCKETS` ranges).
+    Everything the audit derives from judgments (content vectors, completeness) depends only on the
+    rows of one (page, query), so it can be computed one range of queries at a time.
     """
-    counts = pc.value_counts(query_ids).flatten()
-    order = pc.sort_indices(counts[0])
-    ids, sizes = counts[0].take(order), counts[1].take(order).to_numpy()
-    rows_before = sizes.cumsum() - sizes
-    width = max(bucket_rows, -(-len(query_ids) // MAX_BUCKETS))
-    return ids, pa.array(rows_before // width, pa.int32())
+
+    def __init__(self, query_ids: pa.ChunkedArray, bucket_rows: int):
+        counts = pc.value_counts(query_ids).flatten()
+        order = pc.sort_indices(counts[0])
+        sizes = counts[1].take(order).to_numpy()
+        width = max(bucket_rows, -(-len(query_ids) // MAX_BUCKETS))
+        # Numbered densely: a query holding several widths of rows does not leave empty ranges.
+        starts, numbers = np.unique((sizes.cumsum() - sizes) // width, return_inverse=True)
+        self.ids = counts[0].take(order)
+        self._numbers = pa.array(numbers, pa.int32())
+        self.count = len(starts)
+        """Number of ranges (at most :data:`judge.plan.MAX_BUCKETS`); range numbers follow the ids."""
+
+    def of(self, query_id: pa.ChunkedArray | pa.Array) -> pa.Array:
+        """The range of each query id (null for ids the table did not hold)."""
+        return self._numbers.take(pc.index_in(query_id, value_set=self.ids))
+
+    def spill(self, judgments: ds.Dataset, columns: Sequence[str], folder: Path, keep_others: bool) -> Spill:
+        """``columns`` of the judgments, scanned batch by batch, spilled to ``folder`` by range.
+
+        Args:
+            keep_others: Keep the rows of other queries, in the extra range :attr:`count`.
+        """
+        spill = Spill(folder, "judgments", pa.schema([judgments.schema.field(c) for c in columns]))
+        for batch in judgments.to_batches(columns=list(columns)):
+            number = self.of(batch.column("query_id"))
+            if keep_others:
+                spill.add(batch, pc.fill_null(number, self.count))
+            else:
+                known = pc.is_valid(number)
+                spill.add(batch.filter(known), number.filter(known))
+        spill.close()
+        return spill
 
 
 def write_source_scores(
@@ -230,21 +258,12 @@ def write_source_scores(
     Returns:
         :func:`status_counts` of the rows written.
     """
-    ids, ranges = query_ranges(selected["query_id"], bucket_rows)
-
-    def range_of(query_id: pa.ChunkedArray | pa.Array) -> pa.Array:
-        return ranges.take(pc.index_in(query_id, value_set=ids))
-
-    by_range = Spill(folder, "judgments", pa.schema([judgments.schema.field(c) for c in VECTOR_COLUMNS]))
-    for batch in judgments.to_batches(columns=list(VECTOR_COLUMNS)):
-        number = range_of(batch.column("query_id"))
-        cited = pc.is_valid(number)  # judgments of queries no source cites are not scored
-        by_range.add(batch.filter(cited), number.filter(cited))
-    by_range.close()
+    ranges = QueryRanges(selected["query_id"], bucket_rows)
+    by_range = ranges.spill(judgments, VECTOR_COLUMNS, folder, keep_others=False)
     systems = pc.unique(selected["system"]).sort()
     by_system = Spill(folder, "scores", SCORED_SOURCES_SCHEMA)
-    selected_range = range_of(selected["query_id"])
-    for number in pc.unique(selected_range).sort().to_pylist():
+    selected_range = ranges.of(selected["query_id"])
+    for number in range(ranges.count):
         sources = selected.filter(pc.equal(selected_range, number))
         vectors = content_vectors(by_range.read(number))
         wanted = pc.is_in(pages["url_key"], value_set=pc.unique(sources["url_key"]))

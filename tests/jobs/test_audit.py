@@ -242,3 +242,29 @@ def test_scores_written_range_by_range_equal_the_whole_run_at_once(demo_run, tmp
         written = copy.read_table("scores/source_scores.parquet")
         assert written.to_pylist() == whole.to_pylist()
         assert counts == {k: summary["page_status" if k == "page_status" else "judge_status"] for k in counts}
+
+
+def test_judgment_check_range_by_range_finds_duplicates_and_missing_stages(demo_run, tmp_path):
+    import pyarrow.parquet as pq
+
+    run, _ = demo_run
+    copy = tmp_path / "demo"
+    shutil.copytree(run, copy)
+    audit = Audit(demo_config(copy, "judge.plan_bucket_rows=2"))  # several ranges of queries
+    requests = audit.cited_requests()
+    counts = audit.check_judgments(requests)
+    assert counts["requests"] > 0 and counts["judgments"] > 0
+    parts = sorted((copy / "judgments").glob("*.parquet"))
+    scored = next(p for p in parts if "scored" in pq.read_table(p, columns=["status"])["status"].to_pylist())
+    table = pq.read_table(scored)
+    pq.write_table(table, copy / "judgments" / "zz-copy.parquet")  # the same judgments committed again
+    with pytest.raises(audit_module.IncompleteRunError, match=rf"{table.num_rows} judgments committed twice"):
+        audit.check_judgments(requests)
+    (copy / "judgments" / "zz-copy.parquet").unlink()
+    keep = pc.invert(pc.and_(pc.equal(table["status"], "scored"), pc.equal(table["stage"], "meta")))
+    dropped = table.num_rows - pc.sum(keep.cast("int64")).as_py()
+    pq.write_table(table.filter(keep), scored)  # a stage of some requests lost
+    incomplete = r"0 judgments committed twice, [1-9]\d* requests incomplete"
+    with pytest.raises(audit_module.IncompleteRunError, match=incomplete):
+        audit.check_judgments(requests)
+    assert dropped > 0
