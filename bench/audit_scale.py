@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.crawl import start_web  # noqa: E402
 from bench.judge_scale import TreeSampler, _cpu_model, _queries  # noqa: E402
+from crawler.layout import LAYOUT  # noqa: E402
 
 
 def write_inputs(folder: Path, args: argparse.Namespace, urls: list[str]) -> tuple[Path, Path, int]:
@@ -149,7 +150,7 @@ def main() -> None:
         if proc.returncode != 0:
             print(out[-2000:], err[-3000:], sep="\n", file=sys.stderr)
             raise SystemExit(f"audit exited {proc.returncode}")
-        manifest = json.loads((run / "manifest.json").read_text())
+        manifest = json.loads((run / LAYOUT.manifest).read_text())
         stages = {name: info.get("wall_s") for name, info in manifest["stages"].items()}
         once = exactly_once(run)
     finally:

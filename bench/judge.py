@@ -74,11 +74,12 @@ def _vllm_config(model_dir: Path, layout: str, budget: int):
 
 
 def _measure(name: str, run_dir: Path, pages, requests, config) -> dict:
+    from crawler.layout import LAYOUT
     from crawler.storage import RunStore
     from judge import judge_run
     from judge.run import accounting, read_judgments
 
-    RunStore(str(run_dir)).write_table("pages/part-00000.parquet", pages)
+    RunStore(str(run_dir)).write_table(LAYOUT.page_part("part-00000.parquet"), pages)
     started = time.perf_counter()
     summary = judge_run(str(run_dir), requests, config)
     wall = time.perf_counter() - started

@@ -47,8 +47,10 @@ def build_corpus(
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
+    from crawler.layout import LAYOUT
+
     run = root / f"run-{pages}"
-    (run / "pages").mkdir(parents=True)
+    (run / LAYOUT.pages).mkdir(parents=True)
     requests = []
     for start in range(0, pages, part_size):
         ids = list(range(start, min(start + part_size, pages)))
@@ -66,9 +68,8 @@ def build_corpus(
         }
         for name, column in replace.items():
             table = table.set_column(table.schema.get_field_index(name), table.schema.field(name), column)
-        pq.write_table(
-            table, run / "pages" / f"shard-{start // part_size:05d}-00000.parquet", compression="zstd"
-        )
+        stem = LAYOUT.part_stem(f"shard-{start // part_size:05d}", 0)
+        pq.write_table(table, run / LAYOUT.page_part(f"{stem}.parquet"), compression="zstd")
         for i in ids:
             query_id, text = queries[i % len(queries)]
             requests.append({"url_key": f"p{i:08d}", "query_id": query_id, "query_text": text})

@@ -6,16 +6,22 @@ the bottom of the dependency chain (``jobs -> judge -> crawler``) so that all th
     <run>/manifest.json                     the audit manifest (attempts, stages, config)
     <run>/inputs/{queries,citations,selected_sources}.parquet
     <run>/crawl/shards/<shard>.json         the crawl plan;  crawl/_done/<shard>.json  its markers
+    <run>/crawl/{manifest,hosts,summary}.json   the crawl's settings, per-host backlog and run summary
     <run>/pages/<shard>-<seq>.parquet       page records (the judge's units of work)
     <run>/warc/<shard>-<seq>.warc.gz
     <run>/judgments/<unit>@<stamp>-<id>.parquet           judgment parts, named by the unit that wrote them
     <run>/judgments/_done/<identity>/<unit>.json         a unit judged under one judge identity
     <run>/judgments/_plan/<unit>-<digest>.parquet        the pairs of a planned unit, read by its worker
     <run>/judgments/_runs/<stamp>.json                   one summary per judge call
-    <run>/scores/source_scores.parquet
+    <run>/scores/source_scores.parquet      the scored sources;  scores/coverage.json  their coverage
     <run>/leaderboard/...                   the reduce and the report
     <run>/audit/_done/<stage>.json          audit stage markers
     <run>/costbench/<label>/                a costbench sample, itself a run
+    <run>/collect/{_done/,manifest.json}    ``sourcebench collect``'s chunk markers and manifest
+    <run>/calibration/                      ``sourcebench calibrate``'s agreement and gate tables
+
+A stage's unit of work is marked done by ``<folder>/_done/<task>.json`` (:meth:`RunLayout.marker`),
+written after its output.
 """
 
 from __future__ import annotations
@@ -40,28 +46,76 @@ class RunLayout:
     pages: str = "pages"
     warc: str = "warc"
     judgments: str = "judgments"
-    scores: str = "scores/source_scores.parquet"
+    scores: str = "scores"
+    """The scores stage's folder: the scored sources and their coverage."""
     leaderboard: str = "leaderboard"
     audit: str = "audit"
     """The audit's stage markers live under ``audit/_done/``."""
     costbench: str = "costbench"
+    collect: str = "collect"
+    """``sourcebench collect``'s folder (chunk markers, ``manifest.json``) when it wrote into the run."""
+    calibration: str = "calibration"
+    """``sourcebench calibrate``'s default output folder (agreement, gate, few-shot examples)."""
+
+    # -- markers -----------------------------------------------------------------------------------
+    @staticmethod
+    def markers(folder: str) -> str:
+        """The folder of the done markers of a stage's units of work."""
+        return f"{folder}/_done"
+
+    def marker(self, folder: str, task: str) -> str:
+        """The done marker of one unit of work (``task``) of the stage writing to ``folder``."""
+        return f"{self.markers(folder)}/{task}.json"
 
     # -- the crawl ---------------------------------------------------------------------------------
+    @property
+    def crawl_shards(self) -> str:
+        """The folder of the crawl plan: one JSON file per shard."""
+        return f"{self.crawl}/shards"
+
     def crawl_shard(self, shard_id: str) -> str:
-        return f"{self.crawl}/shards/{shard_id}.json"
+        return f"{self.crawl_shards}/{shard_id}.json"
 
     def crawl_marker(self, shard_id: str) -> str:
-        return f"{self.crawl}/_done/{shard_id}.json"
+        return self.marker(self.crawl, shard_id)
+
+    @property
+    def crawl_manifest(self) -> str:
+        """The crawl's settings and URL count, written before any shard runs."""
+        return f"{self.crawl}/manifest.json"
+
+    @property
+    def crawl_hosts(self) -> str:
+        """The per-host backlog of the crawl (URLs, shards, time spent)."""
+        return f"{self.crawl}/hosts.json"
+
+    @property
+    def crawl_summary(self) -> str:
+        return f"{self.crawl}/summary.json"
+
+    @staticmethod
+    def part_stem(shard_id: str, seq: int) -> str:
+        """The shared stem of a shard's page part and WARC part number ``seq``."""
+        return f"{shard_id}-{seq:05d}"
 
     def page_part(self, name: str) -> str:
         """A page part by file name (``shard-00001-00000.parquet``)."""
         return f"{self.pages}/{name}"
 
+    def warc_part(self, stem: str) -> str:
+        """The WARC part of a page part's stem (``shard-00001-00000``)."""
+        return f"{self.warc}/{stem}.warc.gz"
+
     @staticmethod
-    def shard_of_page_part(name: str) -> str | None:
+    def part_of(name: str) -> tuple[str, int] | None:
+        """(shard, sequence number) of a page or WARC part, or None for a part named some other way."""
+        match = _PART.match(name)
+        return (match.group("shard"), int(match.group("seq"))) if match else None
+
+    def shard_of_page_part(self, name: str) -> str | None:
         """The crawl shard that wrote a page part (None for parts imported some other way)."""
-        match = _PAGE_PART.match(name)
-        return match.group("shard") if match else None
+        part = self.part_of(name) if name.endswith(".parquet") else None
+        return part[0] if part else None
 
     # -- the judge ---------------------------------------------------------------------------------
     @staticmethod
@@ -79,9 +133,10 @@ class RunLayout:
         stamp = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
         return f"{self.judgments}/{unit}@{stamp}.parquet"
 
-    def judge_markers(self, identity: str) -> str:
-        """The folder of the unit markers of one judge identity."""
-        return f"{self.judgments}/_done/{identity}"
+    def judge_markers(self, identity: str | None = None) -> str:
+        """The folder of the unit markers of one judge identity (of every identity when None)."""
+        root = self.markers(self.judgments)
+        return root if identity is None else f"{root}/{identity}"
 
     def judge_marker(self, identity: str, unit: str) -> str:
         return f"{self.judge_markers(identity)}/{unit}.json"
@@ -99,9 +154,26 @@ class RunLayout:
         stamp = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
         return f"{self.judgments}/_runs/{stamp}.json"
 
-    # -- the audit and the reduce -----------------------------------------------------------------
+    # -- the scores, the audit and the reduce -------------------------------------------------------
+    @property
+    def source_scores(self) -> str:
+        """The scored sources, one row per (system, query, source): the reduce's input."""
+        return f"{self.scores}/source_scores.parquet"
+
+    @property
+    def coverage(self) -> str:
+        """Coverage of the scored sources against the selected ones (``jobs.coverage``)."""
+        return f"{self.scores}/coverage.json"
+
     def stage_marker(self, stage: str) -> str:
-        return f"{self.audit}/_done/{stage}.json"
+        return self.marker(self.audit, stage)
+
+    @property
+    def crawl_settings(self) -> str:
+        """The settings of the audit's last completed crawl, kept apart from the stage markers (which a
+        rerun of an earlier stage removes): a rerun refetches the pages whose status a changed setting
+        decides."""
+        return f"{self.audit}/crawl_settings.json"
 
     def leaderboard_file(self, name: str) -> str:
         return posixpath.join(self.leaderboard, name)
@@ -109,8 +181,16 @@ class RunLayout:
     def costbench_run(self, label: str) -> str:
         return posixpath.join(self.costbench, label)
 
+    def calibration_file(self, name: str) -> str:
+        return posixpath.join(self.calibration, name)
 
-_PAGE_PART = re.compile(r"^(?P<shard>shard-\d+)-(?P<seq>\d+)\.parquet$")
+    @property
+    def collect_manifest(self) -> str:
+        """The systems (without keys) and counts of ``sourcebench collect``."""
+        return f"{self.collect}/manifest.json"
+
+
+_PART = re.compile(r"^(?P<shard>shard-\d+)-(?P<seq>\d+)\.(?:parquet|warc\.gz)$")
 
 #: The layout every run uses.
 LAYOUT = RunLayout()

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -25,19 +25,22 @@ import pyarrow.parquet as pq
 
 from crawler.config import CrawlConfig
 from crawler.fetch.sink import PartSink, committed_keys, next_sequence, part_names
+from crawler.layout import LAYOUT
 from crawler.records import page_record
 from crawler.schema import PAGE_SCHEMA
 from crawler.shards import CrawlShard, entry_host
 from crawler.storage import RunStore
 
-STAGE = "crawl"
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _status_counts(store: RunStore, shard_id: str) -> dict[str, int]:
     counts: Counter[str] = Counter()
     for name in part_names(store, shard_id):
-        table = pq.read_table(store.path("pages", name), columns=["status"], filesystem=store.fs)
+        table = pq.read_table(store.path(LAYOUT.page_part(name)), columns=["status"], filesystem=store.fs)
         counts.update(table.column("status").to_pylist())
     return dict(sorted(counts.items()))
 
@@ -102,8 +105,8 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
         robots/render settings.
     """
     store = RunStore(run_uri)
-    if store.is_done(STAGE, shard.shard_id):
-        return store.read_json(f"{STAGE}/_done/{shard.shard_id}.json")
+    if store.is_done(LAYOUT.crawl, shard.shard_id):
+        return store.done_info(LAYOUT.crawl, shard.shard_id)
     started = time.monotonic()
     reports: list[dict[str, Any]] = []
     for _attempt in range(2):
@@ -144,7 +147,7 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
         "render_policy": config.render.policy,
         "replay": bool(config.replay_warcs),
     }
-    store.mark_done(STAGE, shard.shard_id, summary)
+    store.mark_done(LAYOUT.crawl, shard.shard_id, summary)
     return summary
 
 
@@ -165,23 +168,33 @@ def reopen_shard(store: RunStore, shard_id: str, statuses: Collection[str]) -> i
     wanted = pa.array(sorted(statuses), pa.string())
     parts = []
     for name in part_names(store, shard_id):  # the status column only: most parts have nothing to drop
-        status = pq.read_table(store.path("pages", name), columns=["status"], filesystem=store.fs)
+        status = pq.read_table(store.path(LAYOUT.page_part(name)), columns=["status"], filesystem=store.fs)
         drop = pc.is_in(status.column("status"), value_set=wanted)
         if pc.any(drop).as_py():
             parts.append((name, drop))
     if not parts:
         return 0
-    store.delete(f"{STAGE}/_done/{shard_id}.json")
+    store.forget_done(LAYOUT.crawl, shard_id)
     for name, drop in parts:
-        table = pq.read_table(store.path("pages", name), filesystem=store.fs)
+        table = pq.read_table(store.path(LAYOUT.page_part(name)), filesystem=store.fs)
         kept = table.filter(pc.invert(drop))
         if kept.num_rows:
-            store.write_table(f"pages/{name}", kept)
+            store.write_table(LAYOUT.page_part(name), kept)
         else:
-            store.delete(f"pages/{name}")
+            store.delete(LAYOUT.page_part(name))
     return sum(pc.sum(drop).as_py() for _, drop in parts)
+
+
+def pages_dataset(store: RunStore) -> ds.Dataset:
+    """The committed page records of a run (every part) as a dataset, to scan only the columns and rows
+    needed: the texts make the whole records large."""
+    import pyarrow.dataset as ds  # pulls in pandas: not at import, so `--help` stays fast
+
+    if not store.exists(LAYOUT.pages):
+        return ds.dataset(PAGE_SCHEMA.empty_table())
+    return ds.dataset(store.path(LAYOUT.pages), filesystem=store.fs, format="parquet", schema=PAGE_SCHEMA)
 
 
 def read_pages(run_uri: str) -> pa.Table:
     """Every page record of a run (PAGE_SCHEMA; one row per url_key)."""
-    return RunStore(run_uri).read_table("pages", schema=PAGE_SCHEMA)
+    return RunStore(run_uri).read_table(LAYOUT.pages, schema=PAGE_SCHEMA)

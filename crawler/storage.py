@@ -26,6 +26,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
+from crawler.layout import LAYOUT
+
 
 def s3_filesystem(endpoint_url: str | None = None, region: str | None = None) -> pafs.S3FileSystem:
     """Build a pyarrow S3 filesystem that honours ``AWS_ENDPOINT_URL`` and the standard credential chain.
@@ -176,13 +178,21 @@ class RunStore:
     # -- task markers (resume) ---------------------------------------------------------------------
     def mark_done(self, stage: str, task: str, info: dict[str, Any] | None = None) -> None:
         """Record that one unit of a stage committed its output; written after the output itself."""
-        self.write_json(f"{stage}/_done/{task}.json", info or {})
+        self.write_json(LAYOUT.marker(stage, task), info or {})
 
     def is_done(self, stage: str, task: str) -> bool:
-        return self.exists(f"{stage}/_done/{task}.json")
+        return self.exists(LAYOUT.marker(stage, task))
+
+    def done_info(self, stage: str, task: str) -> dict[str, Any]:
+        """What :meth:`mark_done` recorded for a unit of work."""
+        return self.read_json(LAYOUT.marker(stage, task))
+
+    def forget_done(self, stage: str, task: str) -> None:
+        """Delete a unit's done marker, so that the stage does the unit again."""
+        self.delete(LAYOUT.marker(stage, task))
 
     def done_tasks(self, stage: str) -> set[str]:
-        return {name[: -len(".json")] for name in self.listdir(stage, "_done", suffix=".json")}
+        return {name[: -len(".json")] for name in self.listdir(LAYOUT.markers(stage), suffix=".json")}
 
     def delete(self, relpath: str) -> None:
         path = self.path(relpath)

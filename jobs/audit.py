@@ -39,12 +39,12 @@ import pyarrow.compute as pc
 
 from crawler.base import InputError, RunStore, read_yaml
 from crawler.layout import LAYOUT
-from crawler.schema import PAGE_SCHEMA
+from crawler.runner import pages_dataset
 from jobs import staleness
 from jobs.cli import add_set_argument
 from jobs.collectors.serp import load_serp
 from jobs.config import AuditConfig, load_config
-from jobs.coverage import COVERAGE_PATH, measure_coverage
+from jobs.coverage import measure_coverage
 from jobs.crawl import crawl_run
 from jobs.inputs import load_citations, load_queries
 from jobs.judge import requests_from_run
@@ -52,7 +52,6 @@ from jobs.manifest import RunManifest, file_sha256, fingerprint
 from jobs.progress import crawl_progress, judge_progress
 from jobs.ray_runtime import ensure_ray
 from jobs.scoring import (
-    SCORES_PATH,
     QueryRanges,
     page_summaries,
     page_vectors,
@@ -68,22 +67,13 @@ from judge.vectors import VECTOR_COLUMNS
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
 
-STAGE_MARKERS = "audit"
 #: The stages in order; a stage that runs invalidates every stage after it.
 STAGES = ("inputs", "crawl", "judge", "scores", "reduce", "report")
-QUERIES_PATH = LAYOUT.queries
-CITATIONS_PATH = LAYOUT.citations
-SELECTED_PATH = LAYOUT.selected
-LEADERBOARD_DATA = "leaderboard/leaderboard_data.json"
 #: Token counts of a judgment that the run summary adds up.
 TOKEN_COLUMNS = ("prompt_tokens", "cached_prompt_tokens", "output_tokens")
 #: Written beside the leaderboard files while the audit's coverage is below its threshold.
-INCOMPLETE_STAMP = "leaderboard/INCOMPLETE.txt"
-LEADERBOARD_COVERAGE = "leaderboard/coverage.json"
+INCOMPLETE_STAMP = LAYOUT.leaderboard_file("INCOMPLETE.txt")
 STATUS_COLUMNS = ("url_key", "status")
-#: The crawl settings of the last completed crawl: a rerun refetches the pages whose status a changed
-#: setting decides. Kept apart from the stage markers, which a rerun of an earlier stage removes.
-CRAWL_SETTINGS = f"{STAGE_MARKERS}/crawl_settings.json"
 
 
 def print_line(message: str) -> None:
@@ -121,9 +111,9 @@ class Audit:
     # -- stage bookkeeping ---------------------------------------------------------------------------
     def marker(self, stage: str) -> dict[str, Any] | None:
         """The stage's done marker, or None."""
-        if not self.store.is_done(STAGE_MARKERS, stage):
+        if not self.store.is_done(LAYOUT.audit, stage):
             return None
-        return self.store.read_json(f"{STAGE_MARKERS}/_done/{stage}.json")
+        return self.store.done_info(LAYOUT.audit, stage)
 
     def committed(self, stage: str, stage_fingerprint: str) -> bool:
         """Whether ``stage`` already committed its output for exactly these inputs and config, with
@@ -144,7 +134,7 @@ class Audit:
         return False
 
     def crawl_settings(self) -> dict[str, Any]:
-        """The crawl settings that decide what is fetched (recorded in :data:`CRAWL_SETTINGS`)."""
+        """The crawl settings that decide what is fetched (recorded in :data:`LAYOUT.crawl_settings`)."""
         return self.config.crawl.fingerprint_payload()
 
     def refetch_statuses(self) -> tuple[set[str], list[str]]:
@@ -152,10 +142,10 @@ class Audit:
         statuses = staleness.retry_statuses(
             self.retry_failed, "crawl" in self.force, replay=bool(self.config.crawl.replay_warcs)
         )
-        if not self.store.exists(CRAWL_SETTINGS):
+        if not self.store.exists(LAYOUT.crawl_settings):
             return statuses, []
         changed, unmapped = staleness.statuses_for(
-            staleness.changed_settings(self.store.read_json(CRAWL_SETTINGS), self.crawl_settings())
+            staleness.changed_settings(self.store.read_json(LAYOUT.crawl_settings), self.crawl_settings())
         )
         return statuses | changed, unmapped
 
@@ -194,7 +184,7 @@ class Audit:
             return
         self.log(f"[{stage}] running")
         for later in STAGES[STAGES.index(stage) + 1 :]:
-            self.store.delete(f"{STAGE_MARKERS}/_done/{later}.json")
+            self.store.forget_done(LAYOUT.audit, later)
         self.before_stage(stage)
         started, wall = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), time.monotonic()
         with self.progress(stage):
@@ -209,8 +199,8 @@ class Audit:
             counts=counts,
         )
         if stage == "crawl":
-            self.store.write_json(CRAWL_SETTINGS, self.crawl_settings())
-        self.store.mark_done(STAGE_MARKERS, stage, {"fingerprint": stage_fingerprint, "wall_s": wall_s})
+            self.store.write_json(LAYOUT.crawl_settings, self.crawl_settings())
+        self.store.mark_done(LAYOUT.audit, stage, {"fingerprint": stage_fingerprint, "wall_s": wall_s})
         self.log(f"[{stage}] done in {wall_s:.1f} s {_short(counts)}")
 
     def progress(self, stage: str) -> AbstractContextManager[Any]:
@@ -283,14 +273,14 @@ class Audit:
 
     def measure_coverage(self) -> dict[str, Any]:
         """Coverage of the scored sources against ``coverage.min_share``, kept in ``scores/coverage.json``."""
-        scores = self.store.read_table(SCORES_PATH)
+        scores = self.store.read_table(LAYOUT.source_scores)
         coverage = measure_coverage(scores, self.config.coverage, self.config.reduce.policy)
-        self.store.write_json(COVERAGE_PATH, coverage)
+        self.store.write_json(LAYOUT.coverage, coverage)
         return coverage
 
     def stamp_leaderboard(self, coverage: dict[str, Any]) -> None:
         """Coverage per system beside the leaderboard files, and ``INCOMPLETE.txt`` while it is short."""
-        self.store.write_json(LEADERBOARD_COVERAGE, coverage)
+        self.store.write_json(LAYOUT.leaderboard_file("coverage.json"), coverage)
         if coverage["complete"]:
             self.store.delete(INCOMPLETE_STAMP)
         else:
@@ -304,9 +294,9 @@ class Audit:
         serps = [load_serp(path, name, queries) for name, path in inputs.serp.items()]
         citations = pa.concat_tables([citations, *serps])
         selected = select_sources(citations, queries, self.config.scoring.top_k, ", ".join(inputs.citations))
-        self.store.write_table(QUERIES_PATH, queries)
-        self.store.write_table(CITATIONS_PATH, citations)
-        self.store.write_table(SELECTED_PATH, selected)
+        self.store.write_table(LAYOUT.queries, queries)
+        self.store.write_table(LAYOUT.citations, citations)
+        self.store.write_table(LAYOUT.selected, selected)
         return {
             "queries": queries.num_rows,
             "citations": citations.num_rows,
@@ -316,7 +306,7 @@ class Audit:
         }
 
     def selected(self) -> pa.Table:
-        return self.store.read_table(SELECTED_PATH)
+        return self.store.read_table(LAYOUT.selected)
 
     def stage_crawl(self) -> dict[str, Any]:
         """Fetch (or replay) every selected URL once; one page record per canonical URL."""
@@ -392,7 +382,7 @@ class Audit:
             counts = write_source_scores(
                 self.store,
                 self.selected(),
-                page_summaries(self.pages_dataset()),
+                page_summaries(pages_dataset(self.store)),
                 judgments_dataset(self.store.uri),
                 Path(folder),
                 self.config.judge.plan_bucket_rows,
@@ -420,19 +410,9 @@ class Audit:
         return {"files": len(written)}
 
     # -- reading and checking stage outputs ----------------------------------------------------------
-    def pages_dataset(self) -> ds.Dataset:
-        """The committed page records (all parts) as a dataset, to scan only the columns needed."""
-        import pyarrow.dataset as ds  # pulls in pandas: not at import, so `--help` stays fast
-
-        if not self.store.exists(LAYOUT.pages):
-            return ds.dataset(PAGE_SCHEMA.empty_table())
-        return ds.dataset(
-            self.store.path(LAYOUT.pages), filesystem=self.store.fs, format="parquet", schema=PAGE_SCHEMA
-        )
-
     def read_pages(self, columns: tuple[str, ...]) -> pa.Table:
         """Some columns of the committed page records (never the whole records: the text is large)."""
-        return self.pages_dataset().to_table(columns=list(columns))
+        return pages_dataset(self.store).to_table(columns=list(columns))
 
     def cited_requests(self) -> pa.Table:
         """``url_key, query_id, query_text``: every selected source with the text of its query.
@@ -541,17 +521,18 @@ def print_summary(store: RunStore, summary: dict[str, Any]) -> None:
     print(f"page status:  {summary['page_status']}")
     print(f"judge status: {summary['judge_status']}")
     print(f"tokens:       {summary['tokens']}")
-    if store.exists(LEADERBOARD_DATA):
+    leaderboard = LAYOUT.leaderboard_file("leaderboard_data.json")
+    if store.exists(leaderboard):
         stamp = "" if coverage is None or coverage["complete"] else "  ** INCOMPLETE **"
         print(f"\n== leaderboard (weighted total, 0-100; a missing page counts 0){stamp} ==")
         from jobs.reduce import print_leaderboard
 
-        print_leaderboard(store.read_json(LEADERBOARD_DATA)["overall"])
+        print_leaderboard(store.read_json(leaderboard)["overall"])
         if coverage is not None:
             print("\ncoverage (sources fetched ok and scored / selected):")
             for name, counts in coverage["systems"].items():
                 print(f"  {name:<24} {counts['judged']:>6} / {counts['selected']:<6} {counts['share']:>7.1%}")
-        print(f"\nleaderboard files: {store.uri_of('leaderboard')}")
+        print(f"\nleaderboard files: {store.uri_of(LAYOUT.leaderboard)}")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,6 +23,8 @@ import pandas as pd
 import pyarrow.dataset as ds
 
 from crawler.base import InputError, RunStore, apply_override, validate_model
+from crawler.layout import LAYOUT
+from crawler.runner import pages_dataset
 from jobs.analysis.calibration import Calibration, GateThresholds, calibrate, judge_scores
 from jobs.analysis.document import Report, Section, Table
 from jobs.analysis.fewshot import fewshot_yaml, pick_fewshot
@@ -121,15 +123,16 @@ def load_judges(runs: list[str]) -> dict[str, pd.DataFrame]:
 def labelled_pages(run_uri: str, urls: set[str]) -> pd.DataFrame | None:
     """Page records of the labelled URLs only (a filtered scan, never the whole crawl's text)."""
     store = RunStore(run_uri)
-    if not store.exists("pages"):
+    if not store.exists(LAYOUT.pages):
         return None
-    dataset = ds.dataset(store.path("pages"), filesystem=store.fs, format="parquet")
-    columns = [c for c in FEWSHOT_PAGE_COLUMNS if c in dataset.schema.names]
-    return dataset.to_table(columns=columns, filter=ds.field("url").isin(sorted(urls))).to_pandas()
+    dataset = pages_dataset(store)
+    return dataset.to_table(
+        columns=list(FEWSHOT_PAGE_COLUMNS), filter=ds.field("url").isin(sorted(urls))
+    ).to_pandas()
 
 
 def query_texts(run_uri: str) -> dict[str, str]:
-    queries = read_frame(RunStore(run_uri), "inputs/queries.parquet", ("query_id", "query"))
+    queries = read_frame(RunStore(run_uri), LAYOUT.queries, ("query_id", "query"))
     return (
         {} if queries is None else dict(zip(queries["query_id"].astype(str), queries["query"], strict=True))
     )
@@ -201,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     result = calibrate(judges, labels, thresholds, args.gate_config)
-    out = RunStore(args.out or RunStore(args.run[0]).uri_of("calibration"))
+    out = RunStore(args.out or RunStore(args.run[0]).uri_of(LAYOUT.calibration))
     out.write_text("agreement.csv", result.agreement.to_csv(index=False))
     out.write_text("gate.csv", result.gate.to_csv(index=False))
     if result.annotators is not None:

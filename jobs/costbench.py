@@ -41,6 +41,8 @@ import pyarrow.compute as pc
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from crawler.base import ConfigModel, InputError, RunStore, validate_model
+from crawler.layout import LAYOUT
+from crawler.runner import pages_dataset
 from jobs.cli import run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests
@@ -174,13 +176,12 @@ def sample_groups(store: RunStore, requests: pa.Table, sizes: list[int]) -> tupl
     """The sampled page records, and the requests of each group (warm-up first) by page length."""
     pairs = judge_pairs(requests, page_index(store))
     requests = sample_requests(pairs.filter(pc.is_valid(pairs["page_id"])), sum(sizes))
-    pages = store.read_table("pages")
-    wanted = pa.array(sorted(set(requests["url_key"].to_pylist())), pa.string())
-    sampled = pages.filter(pc.is_in(pages["url_key"], wanted))
+    wanted = sorted(set(requests["url_key"].to_pylist()))
+    sampled = pages_dataset(store).to_table(filter=pc.field("url_key").isin(wanted))
     if sampled.num_rows < sum(sizes):
         sizes_text = f"{len(_WARMUP_GROUPS)} x --warmup {sizes[0]} + --sample {' '.join(map(str, sizes[2:]))}"
         raise InputError(
-            store.uri_of("pages"),
+            store.uri_of(LAYOUT.pages),
             f"{sampled.num_rows} pages to sample, {sizes_text} need more",
             field="--sample",
         )
@@ -345,7 +346,9 @@ def measure(bench: RunStore, groups: list[pa.Table], pages: pa.Table, config: Ju
     for name, requests in zip(names, groups, strict=True):
         store = RunStore(bench.uri_of(name))
         keys = pa.array(sorted(set(requests["url_key"].to_pylist())), pa.string())
-        store.write_table("pages/part-00000.parquet", pages.filter(pc.is_in(pages["url_key"], keys)))
+        store.write_table(
+            LAYOUT.page_part("part-00000.parquet"), pages.filter(pc.is_in(pages["url_key"], keys))
+        )
         runs.append({"group": name, **_timed_run(store.uri, requests, config)})
     if any(run["pages"] == 0 for run in runs):
         raise InputError(bench.uri_of(), "a sample group has no judgeable page (status ok)", field="--sample")
@@ -408,7 +411,7 @@ def run(args: argparse.Namespace) -> int:
                 "command line", "the signals engine has no prompt layout", field="--compare-layouts"
             )
         store = RunStore(args.run)
-        bench = RunStore(store.uri_of("costbench", args.label))
+        bench = RunStore(store.uri_of(LAYOUT.costbench_run(args.label)))
         if bench.exists():
             raise InputError(bench.uri_of(), "already measured: pass another --label", field="--label")
         requests = read_requests(args, store).read_all()

@@ -21,8 +21,6 @@ from pydantic import ConfigDict, Field
 
 from crawler.base import ConfigModel
 
-COVERAGE_PATH = "scores/coverage.json"
-
 #: The fix for the common failure statuses, as a flag or setting a user can paste.
 FIXES: dict[str, str] = {
     "blocked_address": "private, loopback and metadata addresses are refused by default; to allow a host "

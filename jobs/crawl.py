@@ -28,7 +28,8 @@ from typing import Any
 
 from crawler.base import InputError, RunStore, apply_override
 from crawler.config import CrawlConfig
-from crawler.runner import STAGE, reopen_shard, run_shard
+from crawler.layout import LAYOUT
+from crawler.runner import reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
 from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, shard_name
 from jobs.cli import add_set_argument, positive_int, run_module
@@ -44,20 +45,20 @@ def load_plan(store: RunStore, urls: Iterable[str], shard_size: int) -> list[Cra
     Storing the plan keeps every url_key in exactly one shard across reruns, even when the input
     grows or the shard size changes.
     """
-    shards = [CrawlShard.from_dict(store.read_json(f"{STAGE}/shards/{name}"))
-              for name in store.listdir(STAGE, "shards", suffix=".json")]  # fmt: skip
+    names = store.listdir(LAYOUT.crawl_shards, suffix=".json")
+    shards = [CrawlShard.from_dict(store.read_json(f"{LAYOUT.crawl_shards}/{name}")) for name in names]
     planned = {entry.url_key for shard in shards for entry in shard.entries}
     new_entries = [entry for entry in group_urls(urls) if entry.url_key not in planned]
     for entries in pack_entries(new_entries, shard_size):
         shard = CrawlShard(shard_name(len(shards)), tuple(entries))
-        store.write_json(f"{STAGE}/shards/{shard.shard_id}.json", shard.to_dict())
+        store.write_json(LAYOUT.crawl_shard(shard.shard_id), shard.to_dict())
         shards.append(shard)
     return shards
 
 
 def write_manifest(store: RunStore, config: CrawlConfig, shards: list[CrawlShard]) -> None:
     manifest = {
-        "stage": STAGE,
+        "stage": LAYOUT.crawl,
         "written_at": datetime.now(UTC).isoformat(),
         "config": config.model_dump(mode="json"),
         "robots_obeyed": config.network.obey_robots,
@@ -70,7 +71,7 @@ def write_manifest(store: RunStore, config: CrawlConfig, shards: list[CrawlShard
         "shards": len(shards),
         "urls": sum(len(s.entries) for s in shards),
     }
-    store.write_json(f"{STAGE}/manifest.json", manifest)
+    store.write_json(LAYOUT.crawl_manifest, manifest)
 
 
 def _task_resources(config: CrawlConfig) -> dict[str, float]:
@@ -166,8 +167,8 @@ def crawl_run(
     shards = load_plan(store, urls, config.shard_size)
     write_manifest(store, config, shards)
     retried = sum(reopen_shard(store, shard.shard_id, retry_statuses) for shard in shards)
-    pending = [s for s in shards if not store.is_done(STAGE, s.shard_id)]
-    summaries = [store.read_json(f"{STAGE}/_done/{s.shard_id}.json") for s in shards if s not in pending]
+    pending = [s for s in shards if not store.is_done(LAYOUT.crawl, s.shard_id)]
+    summaries = [store.done_info(LAYOUT.crawl, s.shard_id) for s in shards if s not in pending]
     if pending and use_ray:
         summaries += _run_on_ray(pending, run_uri, config, ray_address)
     else:
@@ -192,10 +193,10 @@ def crawl_run(
     backlog = host_backlog(summaries)
     result["hosts"] = len(backlog)
     result["busiest_hosts"] = backlog[:10]
-    store.write_json(f"{STAGE}/hosts.json", backlog)
+    store.write_json(LAYOUT.crawl_hosts, backlog)
     if result["stalled_shards"]:
         log.warning("shards stopped by the stall watchdog: %s", ", ".join(result["stalled_shards"]))
-    store.write_json(f"{STAGE}/summary.json", result)
+    store.write_json(LAYOUT.crawl_summary, result)
     return result
 
 

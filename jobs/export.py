@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from crawler.base import InputError, RunStore
+from crawler.layout import LAYOUT
 from crawler.schema import PAGE_SCHEMA
 from jobs.leaderboard.metrics import RANK_COLUMNS
 from jobs.leaderboard.writers import json_query_id, safe_file_name
@@ -53,19 +54,19 @@ def by_key(table: pa.Table, *keys: str) -> dict[tuple, dict[str, Any]]:
 
 def enriched_records(store: RunStore) -> dict[str, list[dict[str, Any]]]:
     """system -> official enriched query records of one audit run."""
-    for relpath in ("scores", "inputs/queries.parquet", "inputs/citations.parquet", "pages"):
+    for relpath in (LAYOUT.scores, LAYOUT.queries, LAYOUT.citations, LAYOUT.pages):
         if not store.exists(relpath):
             raise InputError(store.uri_of(relpath), "not found: is this an audit run (sourcebench audit)?")
-    scores = store.read_table("scores")
-    queries = {row["query_id"]: row for row in store.read_table("inputs/queries.parquet").to_pylist()}
-    citations = store.read_table("inputs/citations.parquet")
+    scores = store.read_table(LAYOUT.scores)
+    queries = {row["query_id"]: row for row in store.read_table(LAYOUT.queries).to_pylist()}
+    citations = store.read_table(LAYOUT.citations)
     answers = {
         (r["system"], r["query_id"]): r["answer_text"] for r in citations.to_pylist() if r["answer_text"]
     }
     spellings: dict[tuple[str, str, str], list[str]] = defaultdict(list)
     for row in scores.select(["model_name", "query_id", "url_key", "cited_url"]).to_pylist():
         spellings[(row["model_name"], row["query_id"], row["url_key"])].append(row["cited_url"])
-    pages = by_key(store.read_table("pages", PAGE_SCHEMA).select(list(PAGE_FIELDS)), "url_key")
+    pages = by_key(store.read_table(LAYOUT.pages, PAGE_SCHEMA).select(list(PAGE_FIELDS)), "url_key")
     vectors = by_key(content_vectors(read_judgments(store.uri, VECTOR_COLUMNS)), "url_key", "query_id")
     ranks = rank_rows(store)
     exported_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -124,7 +125,7 @@ def enriched_records(store: RunStore) -> dict[str, list[dict[str, Any]]]:
 
 def rank_rows(store: RunStore) -> dict[tuple[str, str, str], dict[str, float | None]]:
     """(system, query_id, agg_source_id) -> the official rank columns the reduce filled (none: {})."""
-    path = "leaderboard/source_metrics.parquet"
+    path = LAYOUT.leaderboard_file("source_metrics.parquet")
     if not store.exists(path):
         return {}
     table = store.read_table(path).select(["model_name", "query_id", "agg_source_id", *RANK_COLUMNS])

@@ -29,8 +29,8 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from crawler.base import InputError, RunStore, resolve_uri
+from crawler.layout import LAYOUT
 
-MANIFEST_PATH = "manifest.json"
 #: Set by cluster/submit.sh: a `ray job submit` working dir ships without .git.
 CODE_VERSION_ENV = "SOURCEBENCH_CODE_VERSION"
 REPO = Path(__file__).resolve().parents[1]
@@ -104,7 +104,7 @@ class RunManifest:
     @classmethod
     def open(cls, store: RunStore) -> RunManifest:
         """Load the run's manifest, or start an empty one."""
-        data = store.read_json(MANIFEST_PATH) if store.exists(MANIFEST_PATH) else {}
+        data = store.read_json(LAYOUT.manifest) if store.exists(LAYOUT.manifest) else {}
         data.setdefault("run", store.uri)
         data.setdefault("created_at", now_iso())
         data.setdefault("stages", {})
@@ -113,7 +113,7 @@ class RunManifest:
 
     def save(self) -> None:
         with self.lock:
-            self.store.write_json(MANIFEST_PATH, self.data)
+            self.store.write_json(LAYOUT.manifest, self.data)
 
     def begin_attempt(self, config: dict[str, Any], inputs: dict[str, str], robots: dict[str, Any]) -> None:
         """Record the config, code version and input hashes of this attempt, and open it."""

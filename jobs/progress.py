@@ -22,6 +22,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from crawler.base import RunStore
+from crawler.layout import LAYOUT
 
 #: Statuses of a judgment that is done (an ``error`` row is retried, so it is not).
 _DONE_JUDGMENTS = ("scored", "unscorable", "skipped")
@@ -192,10 +193,10 @@ def crawl_progress(store: RunStore, total: int | None = None, **options: Any) ->
     def planned() -> int | None:
         if total is not None:
             return total
-        manifest = "crawl/manifest.json"
+        manifest = LAYOUT.crawl_manifest
         return store.read_json(manifest).get("urls") if store.exists(manifest) else None
 
-    return StageProgress("crawl", PartRows(store, "pages"), planned, "pages", **options)
+    return StageProgress("crawl", PartRows(store, LAYOUT.pages), planned, "pages", **options)
 
 
 def judge_progress(
@@ -208,7 +209,7 @@ def judge_progress(
     already holds count as done at the start; after a judge change they are judged again, so the
     count can pass the total, which then grows with it.
     """
-    rows = PartRows(store, "judgments")
+    rows = PartRows(store, LAYOUT.judgments)
     before = rows()
     asked = {"total": stage_requests(), "at": time.monotonic()}
     done_before = min(_done_judgments(store), asked["total"])
@@ -225,11 +226,11 @@ def judge_progress(
 
 
 def _done_judgments(store: RunStore) -> int:
-    if not store.exists("judgments"):
+    if not store.exists(LAYOUT.judgments):
         return 0
     done = 0
-    for name in store.listdir("judgments", suffix=".parquet"):
-        status = pq.read_table(store.path("judgments", name), columns=["status"], filesystem=store.fs)
+    for name in store.listdir(LAYOUT.judgments, suffix=".parquet"):
+        status = pq.read_table(store.path(LAYOUT.judgments, name), columns=["status"], filesystem=store.fs)
         done += (
             pc.sum(pc.is_in(status["status"], value_set=pa.array(_DONE_JUDGMENTS, pa.string()))).as_py() or 0
         )

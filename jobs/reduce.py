@@ -29,6 +29,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from crawler.base import InputError, RunStore, apply_override, resolve_uri, validate_model
+from crawler.layout import LAYOUT
 from jobs.cli import Deprecated, add_set_argument, nonnegative_int
 from jobs.collectors.serp import load_serp
 from jobs.inputs import load_enriched_scores, load_query_types
@@ -283,16 +284,18 @@ def reduce_run(
     columns from the run's citations.
     """
     store = RunStore(run_uri)
-    spec = RunSpec(None, store.uri_of("scores"))
+    spec = RunSpec(None, store.uri_of(LAYOUT.scores))
     ranks = audit_ranks(store, sorted(serp_systems)[0]) if serp_systems else None
-    return reduce_specs([spec], store.uri_of("leaderboard"), config, ray_config=ray_config, ranks=ranks)
+    return reduce_specs([spec], store.uri_of(LAYOUT.leaderboard), config, ray_config=ray_config, ranks=ranks)
 
 
 def audit_ranks(store: RunStore, serp_system: str) -> pa.Table:
     """The rank columns of an audit run's scored sources against one of its SERP systems."""
     columns = ["model_name", "query_id", "agg_source_id", "source_url"]
-    sources = store.read_table("scores").select(columns).to_pandas().rename(columns={"source_url": "url"})
-    citations = store.read_table("inputs/citations.parquet").to_pandas()
+    sources = (
+        store.read_table(LAYOUT.scores).select(columns).to_pandas().rename(columns={"source_url": "url"})
+    )
+    citations = store.read_table(LAYOUT.citations).to_pandas()
     serp = citations[citations["system"] == serp_system]
     return rank_metrics(sources, serp, serp_system, citation_counts(citations))
 

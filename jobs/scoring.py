@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow.dataset as ds
 
-SCORES_PATH = LAYOUT.scores
 
 #: The sources chosen for the audit, one row per (system, query, canonical URL).
 SELECTED_SOURCES_SCHEMA = pa.schema(
@@ -272,7 +271,7 @@ def write_source_scores(
     by_system.close()
     counts: dict[str, Counter] = {"page_status": Counter(), "judge_status": Counter()}
     with (
-        store.open_atomic(SCORES_PATH) as out,
+        store.open_atomic(LAYOUT.source_scores) as out,
         pq.ParquetWriter(out, SCORED_SOURCES_SCHEMA, compression="zstd") as writer,
     ):
         for system in range(len(systems)):

@@ -28,7 +28,6 @@ import pyarrow.parquet as pq
 
 from crawler.base import RunStore
 from crawler.layout import LAYOUT
-from crawler.runner import STAGE as CRAWL_STAGE
 from crawler.runner import reopen_shard
 from crawler.schema import PAGE_STATUSES, RETRYABLE_STATUSES
 
@@ -91,11 +90,11 @@ def statuses_for(changed: Iterable[str]) -> tuple[set[str], list[str]]:
 
 def page_status_counts(store: RunStore) -> dict[str, int]:
     """Committed page records by status (reads only the status column)."""
-    if not store.exists("pages"):
+    if not store.exists(LAYOUT.pages):
         return {}
     counts: dict[str, int] = {}
-    for name in store.listdir("pages", suffix=".parquet"):
-        status = pq.read_table(store.path("pages", name), columns=["status"], filesystem=store.fs)
+    for name in store.listdir(LAYOUT.pages, suffix=".parquet"):
+        status = pq.read_table(store.path(LAYOUT.page_part(name)), columns=["status"], filesystem=store.fs)
         for row in pc.value_counts(status["status"]).to_pylist():
             counts[row["values"]] = counts.get(row["values"], 0) + row["counts"]
     return counts
@@ -104,9 +103,9 @@ def page_status_counts(store: RunStore) -> dict[str, int]:
 def reopen_pages(store: RunStore, statuses: Collection[str]) -> int:
     """Drop the committed page records with these statuses from every shard, so the crawl fetches
     them again (``ok`` included, for ``--force crawl``). Returns how many were dropped."""
-    if not statuses or not store.exists(f"{CRAWL_STAGE}/shards"):
+    if not statuses or not store.exists(LAYOUT.crawl_shards):
         return 0
-    shards = [name.removesuffix(".json") for name in store.listdir(CRAWL_STAGE, "shards", suffix=".json")]
+    shards = [name.removesuffix(".json") for name in store.listdir(LAYOUT.crawl_shards, suffix=".json")]
     return sum(reopen_shard(store, shard, statuses) for shard in shards)
 
 
@@ -133,7 +132,7 @@ def forget_unit(store: RunStore, unit: str | None) -> None:
     """Delete the done markers of a judge unit under every judge identity, so the judge redoes it."""
     if unit is None:
         return
-    root = store.path(LAYOUT.judgments, "_done")
+    root = store.path(LAYOUT.judge_markers())
     selector = pafs.FileSelector(root, allow_not_found=True, recursive=False)
     for info in store.fs.get_file_info(selector):
         if info.type == pafs.FileType.Directory and store.exists(LAYOUT.judge_marker(info.base_name, unit)):

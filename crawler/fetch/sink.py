@@ -7,27 +7,25 @@ commit point of its page records. A process killed at any moment leaves complete
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from crawler.layout import LAYOUT
 from crawler.records import records_to_table
 from crawler.storage import RunStore
 from crawler.warc import WarcPartWriter
 
-PART_NAME = re.compile(r"^(?P<shard>shard-\d+)-(?P<seq>\d{5})\.(?:parquet|warc\.gz)$")
-
 
 def part_names(store: RunStore, shard_id: str) -> list[str]:
     """Names of the committed Parquet parts of one shard."""
-    return [name for name in store.listdir("pages", suffix=".parquet") if name.startswith(f"{shard_id}-")]
+    return [
+        name for name in store.listdir(LAYOUT.pages, suffix=".parquet") if name.startswith(f"{shard_id}-")
+    ]
 
 
 def next_sequence(store: RunStore, shard_id: str) -> int:
     """The first part number not used by any Parquet or WARC part of the shard."""
-    names = store.listdir("pages", suffix=".parquet") + store.listdir("warc", suffix=".warc.gz")
-    numbers = [
-        int(m.group("seq")) for n in names if (m := PART_NAME.match(n)) and m.group("shard") == shard_id
-    ]
+    names = store.listdir(LAYOUT.pages, suffix=".parquet") + store.listdir(LAYOUT.warc, suffix=".warc.gz")
+    numbers = [part[1] for name in names if (part := LAYOUT.part_of(name)) and part[0] == shard_id]
     return max(numbers, default=-1) + 1
 
 
@@ -37,7 +35,7 @@ def committed_keys(store: RunStore, shard_id: str) -> set[str]:
 
     keys: set[str] = set()
     for name in part_names(store, shard_id):
-        table = pq.read_table(store.path("pages", name), columns=["url_key"], filesystem=store.fs)
+        table = pq.read_table(store.path(LAYOUT.page_part(name)), columns=["url_key"], filesystem=store.fs)
         keys.update(table.column("url_key").to_pylist())
     return keys
 
@@ -74,10 +72,10 @@ class PartSink:
         """Commit the buffered records (WARC part first, Parquet part last)."""
         if not self.records:
             return
-        name = f"{self.shard_id}-{self.seq:05d}"
+        stem = LAYOUT.part_stem(self.shard_id, self.seq)
         if self.warc.records:
-            self.store.write_bytes(f"warc/{name}.warc.gz", self.warc.getvalue())
-        self.store.write_table(f"pages/{name}.parquet", records_to_table(self.records))
+            self.store.write_bytes(LAYOUT.warc_part(stem), self.warc.getvalue())
+        self.store.write_table(LAYOUT.page_part(f"{stem}.parquet"), records_to_table(self.records))
         self.warc.close()
         self.warc = WarcPartWriter()
         self.records = []

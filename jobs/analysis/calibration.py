@@ -22,6 +22,7 @@ import pandas as pd
 from pydantic import Field, field_validator
 
 from crawler.base import ConfigModel, RunStore
+from crawler.layout import LAYOUT
 from jobs.analysis.agreement import agreement_summary, krippendorff_alpha
 from jobs.analysis.run_data import JUDGMENT_COLUMNS, read_frame
 from jobs.analysis.urls import canonical_url
@@ -91,8 +92,8 @@ def judge_scores(run_uri: str, prefix: str = "") -> dict[str, pd.DataFrame]:
         prefix: Prepended to every configuration label (to tell runs apart).
     """
     store = RunStore(run_uri)
-    judgments = read_frame(store, "judgments", (*JUDGMENT_COLUMNS, "scores"))
-    pages = read_frame(store, "pages", ("url_key", "url"))
+    judgments = read_frame(store, LAYOUT.judgments, (*JUDGMENT_COLUMNS, "scores"))
+    pages = read_frame(store, LAYOUT.pages, ("url_key", "url"))
     if judgments is not None and pages is not None and len(judgments):
         scored = judgments[judgments["status"] == "scored"].assign(config=lambda f: _config_label(f))
         exploded = (
@@ -117,7 +118,7 @@ def judge_scores(run_uri: str, prefix: str = "") -> dict[str, pd.DataFrame]:
             f"{prefix}{name}": group.drop(columns="config").reset_index(drop=True)
             for name, group in wide.groupby("config", sort=True)
         }
-    sources = read_frame(store, "leaderboard/source_metrics.parquet")
+    sources = read_frame(store, LAYOUT.leaderboard_file("source_metrics.parquet"))
     if sources is None:
         return {}
     sources = sources.assign(

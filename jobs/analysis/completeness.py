@@ -8,10 +8,10 @@ from typing import Any
 import pandas as pd
 
 from crawler.base import RunStore
+from crawler.layout import LAYOUT
 from jobs.analysis.analyses import WEIGHTED, Analyses
 from jobs.analysis.document import Note, Section, Table
 from jobs.analysis.run_data import RunData
-from jobs.coverage import COVERAGE_PATH
 from judge.rubric import DIMENSIONS
 
 #: What a missing page (not fetched, or not scored) does to a system's score, per reduce policy.
@@ -26,7 +26,7 @@ MISSING_POLICY = {
 def read_coverage(run: RunData) -> dict[str, Any] | None:
     """The audit's ``scores/coverage.json``, or None for a run made without it."""
     store = RunStore(run.uri)
-    return store.read_json(COVERAGE_PATH) if store.exists(COVERAGE_PATH) else None
+    return store.read_json(LAYOUT.coverage) if store.exists(LAYOUT.coverage) else None
 
 
 def is_incomplete(coverage: dict[str, Any] | None) -> bool:

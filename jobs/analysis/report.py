@@ -14,12 +14,13 @@ from typing import Any
 import pandas as pd
 
 from crawler.base import RunStore
+from crawler.layout import LAYOUT
 from jobs.analysis.analyses import Analyses, analyse, effective_config
 from jobs.analysis.config import ReportConfig
 from jobs.analysis.document import Figure, Report
 from jobs.analysis.render_html import render_html
 from jobs.analysis.render_markdown import render_markdown
-from jobs.analysis.run_data import LEADERBOARD, load_run
+from jobs.analysis.run_data import load_run
 from jobs.analysis.sections import build_report
 
 
@@ -82,7 +83,7 @@ def write_report(
     written: dict[str, str] = {}
 
     def put(name: str, data: bytes | str) -> None:
-        relpath = f"{LEADERBOARD}/{name}"
+        relpath = LAYOUT.leaderboard_file(name)
         if isinstance(data, str):
             store.write_text(relpath, data)
         else:

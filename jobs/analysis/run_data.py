@@ -15,9 +15,8 @@ import pandas as pd
 import pyarrow.dataset as ds
 
 from crawler.base import InputError, RunStore
+from crawler.layout import LAYOUT
 
-LEADERBOARD = "leaderboard"
-COLLECT_MANIFEST = "collect/manifest.json"
 PAGE_COLUMNS = (
     "url_key", "url", "status", "error", "http_status", "rendered", "content_type", "domain", "manipulation",
 )  # fmt: skip
@@ -89,17 +88,21 @@ def read_frame(store: RunStore, relpath: str, columns: tuple[str, ...] | None = 
 
 def _leaderboard_table(store: RunStore, name: str) -> pd.DataFrame | None:
     """``leaderboard/<name>.parquet`` if present, else the CSV twin."""
-    frame = read_frame(store, f"{LEADERBOARD}/{name}.parquet")
+    frame = read_frame(store, LAYOUT.leaderboard_file(f"{name}.parquet"))
     if frame is None:
-        frame = read_csv(store, f"{LEADERBOARD}/{name}.csv")
+        frame = read_csv(store, LAYOUT.leaderboard_file(f"{name}.csv"))
     if frame is not None and "query_id" in frame:
         frame["query_id"] = frame["query_id"].astype(str)
     return frame
 
 
+def _json_if_present(store: RunStore, relpath: str) -> dict[str, Any] | None:
+    return store.read_json(relpath) if store.exists(relpath) else None
+
+
 def reduce_policy(store: RunStore) -> str:
     """``official`` unless the reduce recorded another policy in ``leaderboard_data.json``."""
-    relpath = f"{LEADERBOARD}/leaderboard_data.json"
+    relpath = LAYOUT.leaderboard_file("leaderboard_data.json")
     if not store.exists(relpath):
         return "official"
     metadata = store.read_json(relpath).get("metadata") or {}
@@ -124,7 +127,7 @@ def load_run(run_uri: str) -> RunData:
     sources = _leaderboard_table(store, "source_metrics")
     if sources is None:
         raise InputError(
-            store.uri_of(LEADERBOARD, "source_metrics.parquet"),
+            store.uri_of(LAYOUT.leaderboard_file("source_metrics.parquet")),
             "no source_metrics (.parquet or .csv): run `sourcebench reduce` on this run first",
         )
     data = RunData(uri=run_uri, sources=sources, policy=reduce_policy(store))
@@ -132,20 +135,20 @@ def load_run(run_uri: str) -> RunData:
         data.sources = sources[sources["score_complete"].astype(bool)].reset_index(drop=True)
     data.overall = _leaderboard_table(store, "leaderboard_overall")
     data.by_query_type = _leaderboard_table(store, "leaderboard_by_query_type")
-    data.manifest = store.read_json("manifest.json") if store.exists("manifest.json") else None
-    data.collect_manifest = store.read_json(COLLECT_MANIFEST) if store.exists(COLLECT_MANIFEST) else None
-    data.citations = read_frame(store, "inputs/citations.parquet")
-    data.queries = read_frame(store, "inputs/queries.parquet")
-    data.pages = read_frame(store, "pages", PAGE_COLUMNS)
-    data.judgments = read_frame(store, "judgments", JUDGMENT_COLUMNS)
-    data.calibration_gate = read_csv(store, "calibration/gate.csv")
-    data.calibration_agreement = read_csv(store, "calibration/agreement.csv")
+    data.manifest = _json_if_present(store, LAYOUT.manifest)
+    data.collect_manifest = _json_if_present(store, LAYOUT.collect_manifest)
+    data.citations = read_frame(store, LAYOUT.citations)
+    data.queries = read_frame(store, LAYOUT.queries)
+    data.pages = read_frame(store, LAYOUT.pages, PAGE_COLUMNS)
+    data.judgments = read_frame(store, LAYOUT.judgments, JUDGMENT_COLUMNS)
+    data.calibration_gate = read_csv(store, LAYOUT.calibration_file("gate.csv"))
+    data.calibration_agreement = read_csv(store, LAYOUT.calibration_file("agreement.csv"))
     optional = {
-        "leaderboard/leaderboard_overall": data.overall,
-        "manifest.json": data.manifest,
-        "inputs/citations.parquet": data.citations,
-        "pages/": data.pages,
-        "judgments/": data.judgments,
+        LAYOUT.leaderboard_file("leaderboard_overall"): data.overall,
+        LAYOUT.manifest: data.manifest,
+        LAYOUT.citations: data.citations,
+        f"{LAYOUT.pages}/": data.pages,
+        f"{LAYOUT.judgments}/": data.judgments,
     }
     data.missing = [name for name, value in optional.items() if value is None]
     return data

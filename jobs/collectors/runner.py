@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from crawler.base import RunStore
+from crawler.layout import LAYOUT
 from jobs.collectors.citations import parse_answer
 from jobs.collectors.client import CallResult, EndpointClient, Pacer
 from jobs.collectors.keys import KeyRing
@@ -50,7 +51,6 @@ from jobs.collectors.tables import (
 from jobs.inputs import load_queries
 from jobs.schemas import CITATIONS_SCHEMA, QUERIES_SCHEMA
 
-STAGE = "collect"
 log = logging.getLogger("sourcebench.collect")
 
 
@@ -100,7 +100,7 @@ class Sweep:
 
     # -- committed state ---------------------------------------------------------------------------
     def drop_uncommitted_parts(self) -> None:
-        done = self.store.done_tasks(STAGE)
+        done = self.store.done_tasks(LAYOUT.collect)
         for folder in ("answers", "citations"):
             for name in self.store.listdir(folder, suffix=".parquet"):
                 if name[: -len(".parquet")] not in done:
@@ -153,7 +153,7 @@ class Sweep:
         )
         statuses = Counter(row["status"] for row in answers)
         self.store.mark_done(
-            STAGE, chunk_id, {"pairs": len(answers), "citations": len(citations), **statuses}
+            LAYOUT.collect, chunk_id, {"pairs": len(answers), "citations": len(citations), **statuses}
         )
         self.new_statuses.update(statuses)
         log.info(
@@ -316,7 +316,7 @@ class Sweep:
         for row in answers:
             by_system[row["system"]][row["status"]] += 1
         manifest = {
-            "stage": STAGE,
+            "stage": LAYOUT.collect,
             "finished_at": datetime.now(UTC).isoformat(),
             "systems": [
                 {
@@ -336,7 +336,7 @@ class Sweep:
             },
         }
         text = self.keyring.redact(json.dumps(manifest, indent=2, ensure_ascii=False, default=str))
-        self.store.write_text(f"{STAGE}/manifest.json", text)
+        self.store.write_text(LAYOUT.collect_manifest, text)
         return manifest
 
     def run(self) -> dict[str, Any]:

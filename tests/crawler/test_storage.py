@@ -15,6 +15,9 @@ def roundtrip(store: RunStore) -> None:
     assert store.listdir("pages", suffix=".parquet") == ["part-0.parquet", "part-1.parquet"]
     assert store.done_tasks("crawl") == {"shard-00000"}
     assert store.is_done("crawl", "shard-00000") and not store.is_done("crawl", "shard-00001")
+    assert store.done_info("crawl", "shard-00000") == {"rows": 2}
+    store.forget_done("crawl", "shard-00000")
+    assert store.done_tasks("crawl") == set()
     assert sum(b.num_rows for b in store.iter_batches("pages")) == 4
 
 

@@ -7,12 +7,14 @@ import argparse
 import io
 import json
 import shutil
+from dataclasses import fields
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.compute as pc
 import pytest
 
+from crawler.layout import LAYOUT
 from crawler.storage import RunStore
 from crawler.urls import canonicalize_url
 from jobs import audit as audit_module
@@ -268,3 +270,14 @@ def test_judgment_check_range_by_range_finds_duplicates_and_missing_stages(demo_
     with pytest.raises(audit_module.IncompleteRunError, match=incomplete):
         audit.check_judgments(requests)
     assert dropped > 0
+
+
+def test_every_file_of_the_run_sits_under_a_layout_name(demo_run):
+    run, _ = demo_run
+    tops = {getattr(LAYOUT, f.name).split("/", 1)[0] for f in fields(LAYOUT)}
+    written = {path.relative_to(run).parts[0] for path in run.rglob("*") if path.is_file()}
+    assert written and written <= tops, sorted(written - tops)
+    for marker in RunStore(str(run)).done_tasks(LAYOUT.audit):
+        assert (run / LAYOUT.stage_marker(marker)).is_file()
+    assert (run / LAYOUT.crawl_manifest).is_file() and (run / LAYOUT.crawl_summary).is_file()
+    assert (run / LAYOUT.source_scores).is_file() and (run / LAYOUT.coverage).is_file()
