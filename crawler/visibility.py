@@ -24,6 +24,7 @@ by its scripts (anti-flicker snippets), which only a render can tell.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -361,7 +362,6 @@ def _parses(selectors: list[str]) -> bool:
 _EMPTY = LexborHTMLParser("")
 #: A selector of tags, classes, ids and combinators only (ASCII, no escapes): its needs can be read.
 _PLAIN_SELECTOR = re.compile(r"[\w.#*>+~ \t\n\r\f-]+", re.ASCII)
-_COMBINATORS = re.compile(r"[>+~ \t\n\r\f]+")
 _NAMES = re.compile(r"[.#][\w-]+", re.ASCII)
 _HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
 #: Selector lists longer than this are first cut down to the selectors that can match on the page.
@@ -373,9 +373,10 @@ class _Selection:
 
     lexbor's time grows with the number of selectors in a list (20 ms for 600 on a page), and a
     framework's stylesheet carries hundreds of rules for classes a page does not use. A long list is
-    first cut down to the selectors whose subject (last compound) has all its classes and ids on the
-    page, lower-cased (quirks mode matches them regardless of case): the others match nothing, so the
-    nodes found, their order and their repeats (one per selector matched) are the same.
+    first cut down to the selectors whose classes and ids are all on the page, lower-cased (quirks mode
+    matches them regardless of case): each compound of a selector must match an element of the page
+    (the subject, or an ancestor or sibling of it), so the others match nothing, and the nodes found,
+    their order and their repeats (one per selector matched) are the same.
     """
 
     def __init__(self, tree: LexborHTMLParser) -> None:
@@ -395,8 +396,7 @@ class _Selection:
     def _may_match(self, selector: str) -> bool:
         if not _PLAIN_SELECTOR.fullmatch(selector):
             return True
-        subject = _COMBINATORS.split(selector.strip())[-1]
-        return all(name.lower() in self.names for name in _NAMES.findall(subject))
+        return all(name.lower() in self.names for name in _NAMES.findall(selector))
 
     def select(self, selectors: list[str]) -> list[LexborNode]:
         """Nodes matching any of the selectors (each list queried at once, see ``_query``)."""
@@ -423,22 +423,45 @@ _CHROME_WORDS = re.compile(
 )
 
 
-def _is_chrome(node: LexborNode) -> bool:
-    """Whether a hidden element is the kind of thing pages hide for good reasons (menus, dialogs,
-    screen-reader labels, cookie notices): by its own or an ancestor's tag, role or class/id."""
-    current: LexborNode | None = node
-    depth = 0
-    while current is not None and depth < 12 and current.tag not in ("body", "html"):
-        if current.tag in _CHROME_TAGS:
-            return True
-        attrs = current.attributes
-        if attrs.get("role") in ("navigation", "menu", "dialog", "alertdialog", "tooltip", "tablist"):
-            return True
-        if _CHROME_WORDS.search(f"{attrs.get('class') or ''} {attrs.get('id') or ''}"):
-            return True
-        current = current.parent
-        depth += 1
-    return False
+#: How far up the tree (the element, then its ancestors) a chrome-like element is looked for.
+_CHROME_DEPTH = 12
+
+
+def _chrome_like(node: LexborNode) -> bool:
+    """Whether an element is itself chrome by its tag, role or class/id."""
+    if node.tag in _CHROME_TAGS:
+        return True
+    attrs = node.attributes
+    if attrs.get("role") in ("navigation", "menu", "dialog", "alertdialog", "tooltip", "tablist"):
+        return True
+    return bool(_CHROME_WORDS.search(f"{attrs.get('class') or ''} {attrs.get('id') or ''}"))
+
+
+class _Chrome:
+    """Whether hidden elements are the kind of thing pages hide for good reasons (menus, dialogs,
+    screen-reader labels, cookie notices): by their own or an ancestor's tag, role or class/id, up to
+    ``_CHROME_DEPTH`` elements up and below ``<body>``. The distance from each element met to the
+    nearest chrome-like one is remembered: hidden elements are often siblings, with the same ancestors."""
+
+    def __init__(self) -> None:
+        self._distance: dict[int, float] = {}
+
+    def __call__(self, node: LexborNode) -> bool:
+        climbed: list[LexborNode] = []
+        current: LexborNode | None = node
+        while current is not None and current.mem_id not in self._distance:
+            if current.tag in ("body", "html"):
+                self._distance[current.mem_id] = math.inf
+            elif _chrome_like(current):
+                self._distance[current.mem_id] = 0
+            else:
+                climbed.append(current)
+                current = current.parent
+        distance = self._distance[current.mem_id] if current is not None else math.inf
+        for below in reversed(climbed):
+            distance += 1
+            self._distance[below.mem_id] = distance
+        return self._distance.get(node.mem_id, math.inf) < _CHROME_DEPTH
 
 
 _NON_TEXT = frozenset({"script", "style", "template", "svg"})
@@ -675,10 +698,11 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
     _tiny_font_nodes(selection, styles, styled, removal)
     _same_colour_nodes(selection, styles, styled, removal)
     hidden = HiddenText()
+    is_chrome = _Chrome()
     for node, attrs in cued.titled:
         title = attrs.get("title") or ""
         if len(title) > _TITLE_CHARS and node.tag not in _SKIPPED_TAGS:
-            hidden.fragments.append(HiddenFragment("title_attribute", title.strip(), _is_chrome(node)))
+            hidden.fragments.append(HiddenFragment("title_attribute", title.strip(), is_chrome(node)))
     if not removal.nodes:
         return hidden
     total: int | None = None
@@ -690,7 +714,7 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
             continue  # revealed by scripts (anti-flicker), or a page hidden as a whole: not decidable here
         if text:
             # aria-hidden text is still seen by sighted readers: removed as the issue asks, never a deceit
-            hidden.fragments.append(HiddenFragment(kind, text, kind == "aria_hidden" or _is_chrome(node)))
+            hidden.fragments.append(HiddenFragment(kind, text, kind == "aria_hidden" or is_chrome(node)))
             hidden.removed = True
         node.decompose()
     return hidden
