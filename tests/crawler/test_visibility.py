@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
+from crawler import visibility
 from crawler.visibility import remove_hidden
 
 CLAIM = "Reviewed by Dr. Jane Roe, MD"
@@ -124,3 +125,19 @@ def test_a_render_uses_the_browsers_computed_visibility():
     assert "Shown text here" in text and "Reset size" in text
     assert "Hidden by a script" not in text and "Pale on the white" not in text and "Zero size" not in text
     assert set(hidden.kinds()) == {"visibility_hidden", "same_colour", "tiny_font"}
+
+
+@pytest.mark.parametrize("unparsable", [[], ["div..broken"]])
+def test_a_long_selector_list_is_cut_to_what_can_match(unparsable):
+    """The selectors whose classes or ids the page lacks are left out of a long list: the same nodes,
+    in the same order and repeated once per selector matched (quirks mode: the case of names ignored)."""
+    page = '<div class="Promo b" id="x"><p class="a">t</p></div><span class="b a">u</span><i class="c">v</i>'
+    tree = LexborHTMLParser(page)
+    absent = [f".unused-{n} .a" for n in range(visibility._MANY_SELECTORS)]
+    selectors = [*absent, ".promo", "div > .a", "#X", ".b.a", "[class*=c]", "i.c", *unparsable, ".missing"]
+    selection = visibility._Selection(tree)
+    found = [node.mem_id for node in selection.select(selectors)]
+    expected = [node.mem_id for node in visibility._query(tree, list(dict.fromkeys(selectors)))]
+    assert found == expected
+    assert len(found) == 6
+    assert ".unused-0" not in selection.names and ".promo" in selection.names
