@@ -130,8 +130,7 @@ class RunLayout:
 
     def new_judgment_part(self, unit: str) -> str:
         """A fresh judgment part name for ``unit`` (never reused, so a retry cannot overwrite a commit)."""
-        stamp = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-        return f"{self.judgments}/{unit}@{stamp}.parquet"
+        return f"{self.judgments}/{unit}@{_unique_stamp()}.parquet"
 
     def judge_markers(self, identity: str | None = None) -> str:
         """The folder of the unit markers of one judge identity (of every identity when None)."""
@@ -151,8 +150,8 @@ class RunLayout:
         return f"{self.judge_plans}/{unit}-{digest}.parquet"
 
     def judge_summary(self) -> str:
-        stamp = f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
-        return f"{self.judgments}/_runs/{stamp}.json"
+        """A fresh name for the summary of one judge call."""
+        return f"{self.judgments}/_runs/{_unique_stamp()}.json"
 
     # -- the scores, the audit and the reduce -------------------------------------------------------
     @property
@@ -188,6 +187,11 @@ class RunLayout:
     def collect_manifest(self) -> str:
         """The systems (without keys) and counts of ``sourcebench collect``."""
         return f"{self.collect}/manifest.json"
+
+
+def _unique_stamp() -> str:
+    """UTC time to the second and a random suffix: names that sort by time and are never reused."""
+    return f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
 _PART = re.compile(r"^(?P<shard>shard-\d+)-(?P<seq>\d+)\.(?:parquet|warc\.gz)$")
