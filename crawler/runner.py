@@ -14,14 +14,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from crawler.config import CrawlConfig
 from crawler.fetch.sink import PartSink, committed_keys, next_sequence, part_names
@@ -37,11 +36,12 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-def _status_counts(store: RunStore, shard_id: str) -> dict[str, int]:
+def page_status_counts(store: RunStore, parts: Iterable[str] | None = None) -> dict[str, int]:
+    """Committed page records by status, over some page parts (every part when None), sorted by status;
+    only the status column is read."""
     counts: Counter[str] = Counter()
-    for name in part_names(store, shard_id):
-        table = pq.read_table(store.path(LAYOUT.page_part(name)), columns=["status"], filesystem=store.fs)
-        counts.update(table.column("status").to_pylist())
+    for name in store.listdir(LAYOUT.pages, suffix=".parquet") if parts is None else parts:
+        counts.update(store.read_part(LAYOUT.page_part(name), ["status"]).column("status").to_pylist())
     return dict(sorted(counts.items()))
 
 
@@ -132,7 +132,7 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
         "shard_id": shard.shard_id,
         "urls": len(shard.entries),
         "hosts": _host_stats(shard, reports),
-        "statuses": _status_counts(store, shard.shard_id),
+        "statuses": page_status_counts(store, part_names(store, shard.shard_id)),
         "parts": len(part_names(store, shard.shard_id)),
         "wall_s": round(time.monotonic() - started, 3),
         "attempts": len(reports),
@@ -168,7 +168,7 @@ def reopen_shard(store: RunStore, shard_id: str, statuses: Collection[str]) -> i
     wanted = pa.array(sorted(statuses), pa.string())
     parts = []
     for name in part_names(store, shard_id):  # the status column only: most parts have nothing to drop
-        status = pq.read_table(store.path(LAYOUT.page_part(name)), columns=["status"], filesystem=store.fs)
+        status = store.read_part(LAYOUT.page_part(name), ["status"])
         drop = pc.is_in(status.column("status"), value_set=wanted)
         if pc.any(drop).as_py():
             parts.append((name, drop))
@@ -176,7 +176,7 @@ def reopen_shard(store: RunStore, shard_id: str, statuses: Collection[str]) -> i
         return 0
     store.forget_done(LAYOUT.crawl, shard_id)
     for name, drop in parts:
-        table = pq.read_table(store.path(LAYOUT.page_part(name)), filesystem=store.fs)
+        table = store.read_part(LAYOUT.page_part(name))
         kept = table.filter(pc.invert(drop))
         if kept.num_rows:
             store.write_table(LAYOUT.page_part(name), kept)

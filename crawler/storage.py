@@ -146,6 +146,10 @@ class RunStore:
     def read_json(self, relpath: str) -> Any:
         return json.loads(self.read_bytes(relpath))
 
+    def read_json_if_present(self, relpath: str) -> Any:
+        """The JSON file's content, or None when there is no such file."""
+        return self.read_json(relpath) if self.exists(relpath) else None
+
     def write_text(self, relpath: str, text: str) -> None:
         self.write_bytes(relpath, text.encode("utf-8"))
 
@@ -168,6 +172,10 @@ class RunStore:
             return schema.empty_table()
         tables = [pq.read_table(p, filesystem=self.fs, schema=schema) for p in parts]
         return pa.concat_tables(tables, promote_options="default" if schema is None else "none")
+
+    def read_part(self, relpath: str, columns: list[str] | None = None) -> pa.Table:
+        """One Parquet file, only ``columns`` when given (no folder lookup: the caller listed it)."""
+        return pq.read_table(self.path(relpath), columns=columns, filesystem=self.fs)
 
     def iter_batches(self, relpath: str, batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
         """Stream the record batches of every Parquet part under a folder (bounded memory)."""

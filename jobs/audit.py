@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 
 from crawler.base import InputError, RunStore, read_yaml
 from crawler.layout import LAYOUT
-from crawler.runner import pages_dataset
+from crawler.runner import page_status_counts, pages_dataset
 from jobs import staleness
 from jobs.cli import add_set_argument
 from jobs.collectors.serp import load_serp
@@ -128,7 +128,7 @@ class Audit:
         """Whether a committed stage holds work a rerun must redo (failed pages or judgments)."""
         if stage == "crawl":
             statuses, _ = self.refetch_statuses()
-            return any(staleness.page_status_counts(self.store).get(s) for s in statuses)
+            return any(page_status_counts(self.store).get(s) for s in statuses)
         if stage == "judge":
             return staleness.unresolved_judgments(self.store, self.judge_retry_statuses()) > 0
         return False

@@ -104,7 +104,7 @@ class RunManifest:
     @classmethod
     def open(cls, store: RunStore) -> RunManifest:
         """Load the run's manifest, or start an empty one."""
-        data = store.read_json(LAYOUT.manifest) if store.exists(LAYOUT.manifest) else {}
+        data = store.read_json_if_present(LAYOUT.manifest) or {}
         data.setdefault("run", store.uri)
         data.setdefault("created_at", now_iso())
         data.setdefault("stages", {})

@@ -193,8 +193,7 @@ def crawl_progress(store: RunStore, total: int | None = None, **options: Any) ->
     def planned() -> int | None:
         if total is not None:
             return total
-        manifest = LAYOUT.crawl_manifest
-        return store.read_json(manifest).get("urls") if store.exists(manifest) else None
+        return (store.read_json_if_present(LAYOUT.crawl_manifest) or {}).get("urls")
 
     return StageProgress("crawl", PartRows(store, LAYOUT.pages), planned, "pages", **options)
 
@@ -230,7 +229,7 @@ def _done_judgments(store: RunStore) -> int:
         return 0
     done = 0
     for name in store.listdir(LAYOUT.judgments, suffix=".parquet"):
-        status = pq.read_table(store.path(LAYOUT.judgments, name), columns=["status"], filesystem=store.fs)
+        status = store.read_part(f"{LAYOUT.judgments}/{name}", ["status"])
         done += (
             pc.sum(pc.is_in(status["status"], value_set=pa.array(_DONE_JUDGMENTS, pa.string()))).as_py() or 0
         )

@@ -24,7 +24,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from crawler.base import RunStore
 from crawler.layout import LAYOUT
@@ -88,18 +87,6 @@ def statuses_for(changed: Iterable[str]) -> tuple[set[str], list[str]]:
     return statuses, unmapped
 
 
-def page_status_counts(store: RunStore) -> dict[str, int]:
-    """Committed page records by status (reads only the status column)."""
-    if not store.exists(LAYOUT.pages):
-        return {}
-    counts: dict[str, int] = {}
-    for name in store.listdir(LAYOUT.pages, suffix=".parquet"):
-        status = pq.read_table(store.path(LAYOUT.page_part(name)), columns=["status"], filesystem=store.fs)
-        for row in pc.value_counts(status["status"]).to_pylist():
-            counts[row["values"]] = counts.get(row["values"], 0) + row["counts"]
-    return counts
-
-
 def reopen_pages(store: RunStore, statuses: Collection[str]) -> int:
     """Drop the committed page records with these statuses from every shard, so the crawl fetches
     them again (``ok`` included, for ``--force crawl``). Returns how many were dropped."""
@@ -120,9 +107,7 @@ def unresolved_judgments(store: RunStore, statuses: Collection[str]) -> int:
     failed: set[str] = set()
     settled: set[str] = set()
     for name in _judgment_parts(store):
-        table = pq.read_table(
-            store.path(LAYOUT.judgments, name), columns=["judgment_key", "status"], filesystem=store.fs
-        )
+        table = store.read_part(f"{LAYOUT.judgments}/{name}", ["judgment_key", "status"])
         for key, status in zip(table["judgment_key"].to_pylist(), table["status"].to_pylist(), strict=True):
             (failed if status in wanted else settled).add(key)
     return len(failed - settled)
@@ -147,18 +132,18 @@ def drop_judgments(store: RunStore, statuses: Collection[str] | None) -> int:
     dropped = 0
     wanted = pa.array(sorted(statuses or ()), pa.string())
     for name in _judgment_parts(store):
-        path = store.path(LAYOUT.judgments, name)
-        status = pq.read_table(path, columns=["status"], filesystem=store.fs)["status"]
+        part = f"{LAYOUT.judgments}/{name}"
+        status = store.read_part(part, ["status"])["status"]
         drop = pc.is_in(status, value_set=wanted) if statuses is not None else pa.array([True] * len(status))
         count = pc.sum(drop).as_py() or 0
         if not count:
             continue
         forget_unit(store, LAYOUT.unit_of_judgment_part(name))  # marker first: a crash leaves it undone
-        kept = pq.read_table(path, filesystem=store.fs).filter(pc.invert(drop))
+        kept = store.read_part(part).filter(pc.invert(drop))
         if kept.num_rows:
-            store.write_table(f"{LAYOUT.judgments}/{name}", kept)
+            store.write_table(part, kept)
         else:
-            store.delete(f"{LAYOUT.judgments}/{name}")
+            store.delete(part)
         dropped += count
     return dropped
 

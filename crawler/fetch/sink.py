@@ -31,11 +31,9 @@ def next_sequence(store: RunStore, shard_id: str) -> int:
 
 def committed_keys(store: RunStore, shard_id: str) -> set[str]:
     """url_keys that already have a committed record in this shard's parts."""
-    import pyarrow.parquet as pq
-
     keys: set[str] = set()
     for name in part_names(store, shard_id):
-        table = pq.read_table(store.path(LAYOUT.page_part(name)), columns=["url_key"], filesystem=store.fs)
+        table = store.read_part(LAYOUT.page_part(name), ["url_key"])
         keys.update(table.column("url_key").to_pylist())
     return keys
 

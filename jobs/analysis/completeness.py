@@ -26,7 +26,7 @@ MISSING_POLICY = {
 def read_coverage(run: RunData) -> dict[str, Any] | None:
     """The audit's ``scores/coverage.json``, or None for a run made without it."""
     store = RunStore(run.uri)
-    return store.read_json(LAYOUT.coverage) if store.exists(LAYOUT.coverage) else None
+    return store.read_json_if_present(LAYOUT.coverage)
 
 
 def is_incomplete(coverage: dict[str, Any] | None) -> bool:

@@ -96,10 +96,6 @@ def _leaderboard_table(store: RunStore, name: str) -> pd.DataFrame | None:
     return frame
 
 
-def _json_if_present(store: RunStore, relpath: str) -> dict[str, Any] | None:
-    return store.read_json(relpath) if store.exists(relpath) else None
-
-
 def reduce_policy(store: RunStore) -> str:
     """``official`` unless the reduce recorded another policy in ``leaderboard_data.json``."""
     relpath = LAYOUT.leaderboard_file("leaderboard_data.json")
@@ -135,8 +131,8 @@ def load_run(run_uri: str) -> RunData:
         data.sources = sources[sources["score_complete"].astype(bool)].reset_index(drop=True)
     data.overall = _leaderboard_table(store, "leaderboard_overall")
     data.by_query_type = _leaderboard_table(store, "leaderboard_by_query_type")
-    data.manifest = _json_if_present(store, LAYOUT.manifest)
-    data.collect_manifest = _json_if_present(store, LAYOUT.collect_manifest)
+    data.manifest = store.read_json_if_present(LAYOUT.manifest)
+    data.collect_manifest = store.read_json_if_present(LAYOUT.collect_manifest)
     data.citations = read_frame(store, LAYOUT.citations)
     data.queries = read_frame(store, LAYOUT.queries)
     data.pages = read_frame(store, LAYOUT.pages, PAGE_COLUMNS)

@@ -33,7 +33,6 @@ from typing import Any
 import httpx
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from crawler.base import RunStore
 from crawler.layout import LAYOUT
@@ -110,7 +109,7 @@ class Sweep:
     def committed_answers(self, columns: list[str]) -> pa.Table:
         """Some columns of the committed answers (not the raw responses: they can be large)."""
         parts = [
-            pq.read_table(self.store.path("answers", name), columns=columns, filesystem=self.store.fs)
+            self.store.read_part(f"answers/{name}", columns)
             for name in self.store.listdir("answers", suffix=".parquet")
         ]
         return pa.concat_tables(parts) if parts else ANSWERS_SCHEMA.empty_table().select(columns)
