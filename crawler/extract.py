@@ -54,8 +54,9 @@ logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
 logging.getLogger("htmldate").setLevel(logging.CRITICAL)
 logging.getLogger("pypdf").setLevel(logging.ERROR)
 
-#: Characters of main text given to the language identifier (longer adds time, not accuracy).
-LANGID_CHARS = 1500
+#: Characters of main text given to the language identifier: on the 436 shared and readability pages 500
+#: give the same language as 1,500 on every page (and 300 on all but one), in a third of the time.
+LANGID_CHARS = 500
 _LANG_ATTR = re.compile(r"^[a-zA-Z]{2,3}\b")
 #: trafilatura's options, built once: its constructor reads the settings file (0.1 ms, 1 % of a page).
 _TRAFILATURA_OPTIONS = Extractor(fast=True, comments=False, tables=True)

@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from crawler.metadata import AUTHOR_META, StructuredData, type_names
+from crawler.phrases import Phrases
 from crawler.visibility import HiddenText
 
 MANIPULATION_KINDS = (
@@ -83,36 +84,51 @@ _INJECTION = re.compile(
 )
 
 
-def _each_first(words: str, rest: str) -> str:
-    """``(?:w1|w2)rest`` written as ``w1rest|w2rest``: alternatives that each start with a literal
-    character let the regex engine skip the positions where none can start (1.7x faster here)."""
-    return "|".join(word + rest for word in words.split())
-
-
 #: What every ``_INJECTION`` match contains, in lower case: its alternatives without the leading ``\b`` and
-#: line anchors, without re.IGNORECASE (both turn off the engine's scan for the alternatives' first letters:
-#: ``_INJECTION`` alone took 3.7 ms on a 10 kB page, a fifth of the extraction). A superset of
-#: ``_INJECTION``'s matches on lower-cased text, so only the texts it matches need the exact pattern.
-_INJECTION_CUES = re.compile(
-    "|".join((
-        _each_first(
-            "ignore disregard forget override",
-            r"\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|system|"
-            r"original|other)\s+(?:instructions?|prompts?|rules|directions|guidelines)",
+#: line anchors, looked for in lower-cased text with ``crawler.phrases`` (``_INJECTION`` alone took 3.7 ms
+#: on a 10 kB page, a fifth of the extraction: re.IGNORECASE and a leading ``\b`` make the engine try
+#: every position). Finds a superset of ``_INJECTION``'s matches, so only the texts it matches need the
+#: exact pattern.
+_INJECTION_CUES = Phrases(
+    (
+        *(
+            word
+            + r"\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|system|"
+            r"original|other)\s+(?:instructions?|prompts?|rules|directions|guidelines)"
+            for word in ("ignore", "disregard", "forget", "override")
         ),
-        _each_first(
-            "rate score grade evaluate rank",
-            r"\s+(?:this|the)\s+(?:page|source|article|site|website|content|text)\s",
+        *(
+            word + r"\s+(?:this|the)\s+(?:page|source|article|site|website|content|text)\s"
+            for word in ("rate", "score", "grade", "evaluate", "rank")
         ),
-        _each_first("give assign", r"\s+(?:this|the)\s+(?:page|source|article|site)\s"),
+        *(word + r"\s+(?:this|the)\s+(?:page|source|article|site)\s" for word in ("give", "assign")),
         r"instructions?\s*:",
-        _each_first("note message instruction instructions", r"\s+(?:to|for)\s"),
-        r"as an? (?:ai|language model) |<\||\[/?inst\]|<</?sys>>",
-        r"\"(?:semantic_relevance|factual_accuracy|objectivity_tone|freshness|accountability|transparency|"
-        r"authority|layout_ad_density)\"",
-        r"score stage|<<<|>>>|end of (?:the )?page|page text end",
-    ))
-)  # fmt: skip
+        *(word + r"\s+(?:to|for)\s" for word in ("note", "message", "instruction", "instructions")),
+        r"as an? (?:ai|language model) ",
+        r"<\|",
+        r"\[inst\]",
+        r"\[/inst\]",
+        r"<</?sys>>",
+        *(
+            f'"{name}"'
+            for name in (
+                "semantic_relevance",
+                "factual_accuracy",
+                "objectivity_tone",
+                "freshness",
+                "accountability",
+                "transparency",
+                "authority",
+                "layout_ad_density",
+            )
+        ),
+        "score stage",
+        "<<<",
+        ">>>",
+        r"end of (?:the )?page",
+        "page text end",
+    )
+)
 #: Characters that re.IGNORECASE matches to an ASCII letter but ``str.lower`` does not turn into one
 #: (dotted/dotless i, long s, Kelvin sign): a text holding one is searched with the exact pattern.
 _CASE_SPECIALS = re.compile("[\u0130\u0131\u017f\u212a]")
@@ -131,7 +147,7 @@ _DATED_NOTICE = re.compile(_UPDATE_NOTICE.pattern + r"\W{0,5}(?:on\W+)?(?:\w+\W+
 
 def injection_found(text: str) -> bool:
     """Whether a text addresses an AI evaluator (an attempt to steer the judge)."""
-    if not _INJECTION_CUES.search(text.lower()) and not _CASE_SPECIALS.search(text):
+    if not _INJECTION_CUES.found(text.lower()) and not _CASE_SPECIALS.search(text):
         return False
     return bool(_INJECTION.search(text))
 
@@ -144,7 +160,8 @@ def stuffed_lines(text: str) -> list[str]:
     for line in text.splitlines():
         if len(line) < 60:
             continue
-        words = [w.lower() for w in _WORD.findall(line)]
+        # lower-cased once where that cannot change the words (a non-ASCII lower case may be longer)
+        words = _WORD.findall(line.lower()) if line.isascii() else [w.lower() for w in _WORD.findall(line)]
         distinct = len(set(words))
         if len(words) >= 12 and distinct <= 15 and distinct < 0.3 * len(words):
             stuffed.append(line)

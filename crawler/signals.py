@@ -5,12 +5,13 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from crawler.metadata import StructuredData, schema_organization, schema_person
+from crawler.phrases import Phrases, Start
 from crawler.visibility import distinct_nodes
 
 _AD_LABEL = re.compile(
@@ -23,27 +24,68 @@ _AD_TOKENS = frozenset(
     "ad ads adv advert advertisement advertising adslot adunit adsbygoogle dfp gpt "
     "sponsor sponsored taboola outbrain mgid revcontent".split()
 )
-#: One of those tokens inside a lower-cased class/id line; the token's start is checked by
-#: ``_starts(..., _token_start)`` (a leading look-behind would make every position a try).
-_AD_TOKEN = re.compile("(?:" + "|".join(sorted(_AD_TOKENS, key=lambda t: (-len(t), t))) + r")(?![^\s_-])")
-# The patterns below are lower-case and run on lower-cased text (faster than re.IGNORECASE). Those
-# that must start a word are written without their leading \b: ``_starts`` checks the boundary,
-# which lets the regex engine skip to the alternatives' first letters instead of trying every position.
-_AD_SRC = re.compile(
-    r"doubleclick\.net|googlesyndication|adservice|amazon-adsystem|taboola|outbrain|adnxs|criteo"
+# The phrases below are lower-case and looked for in lower-cased text (``crawler.phrases``: much faster
+# than a regex search, with or without re.IGNORECASE). A leading \b is checked by ``_word_start``, and
+# a class/id token's start by ``_token_start``.
+#: One of those tokens inside a lower-cased class/id line.
+_AD_TOKEN = Phrases(sorted(_AD_TOKENS, key=lambda t: (-len(t), t)), suffix=r"(?![^\s_-])")
+_AD_SRC = Phrases(
+    (
+        r"doubleclick\.net",
+        "googlesyndication",
+        "adservice",
+        "amazon-adsystem",
+        "taboola",
+        "outbrain",
+        "adnxs",
+        "criteo",
+    )
 )
-_CTA_TEXT = re.compile(
-    r"(buy now|buy it now|shop now|check (?:the )?price|see (?:the )?price|view (?:the )?deal|"
-    r"get (?:the |this )?deal|"
-    r"see deal|add to (?:cart|basket)|order now|get it now|jetzt kaufen|zum angebot|acheter|comprar)\b",
+_CTA_TEXT = Phrases(
+    (
+        "buy now",
+        "buy it now",
+        "shop now",
+        "check (?:the )?price",
+        "see (?:the )?price",
+        "view (?:the )?deal",
+        "get (?:the |this )?deal",
+        "see deal",
+        "add to (?:cart|basket)",
+        "order now",
+        "get it now",
+        "jetzt kaufen",
+        "zum angebot",
+        "acheter",
+        "comprar",
+    ),
+    suffix=r"\b",
 )
-_AFFILIATE_PARAMS = "affid|aff_id|affiliate|aff|ref_id|clickref"
-# Every alternative starts with a literal character (no "[?&]"), so the engine can skip ahead.
-_AFFILIATE_HREF = re.compile(
-    rf"amzn\.to/|amazon\.[a-z.]+/.*[?&]tag=|\?(?:{_AFFILIATE_PARAMS})=|&(?:{_AFFILIATE_PARAMS})=|/go/|/out/|"
-    r"/recommends/|"
-    r"skimlinks|awin1\.com|shareasale|rstyle\.me|shopstyle|click\.linksynergy|anrdoezrs|tkqlhce|dpbolvw|jdoqocy|"
-    r"prf\.hn|avantlink|go\.redirectingat|impact\.com|sjv\.io",
+_AFFILIATE_PARAMS = ("affid", "aff_id", "affiliate", "aff", "ref_id", "clickref")
+_AFFILIATE_HREF = Phrases(
+    (
+        r"amzn\.to/",
+        r"amazon\.[a-z.]+/.*[?&]tag=",
+        *(rf"\{sep}{name}=" for sep in "?&" for name in _AFFILIATE_PARAMS),
+        "/go/",
+        "/out/",
+        "/recommends/",
+        "skimlinks",
+        r"awin1\.com",
+        "shareasale",
+        r"rstyle\.me",
+        "shopstyle",
+        r"click\.linksynergy",
+        "anrdoezrs",
+        "tkqlhce",
+        "dpbolvw",
+        "jdoqocy",
+        r"prf\.hn",
+        "avantlink",
+        r"go\.redirectingat",
+        r"impact\.com",
+        r"sjv\.io",
+    )
 )
 #: Class/id words of an overlay, found with ``str.find`` (literal words: three times faster than a regex
 #: alternation of them, whose first letters are everywhere in class names).
@@ -52,14 +94,24 @@ _OVERLAY_WORDS = (
     "interstitial", "paywall", "cookiebanner", "cookie-banner", "cookiewall", "cookie-wall",
     "cookieconsent", "cookie-consent", "gdpr", "consent-banner", "exit-intent",
 )  # fmt: skip
-_ABOUT = re.compile(
-    r"(about(?:[\s-]us)?|who we are|our (?:team|mission|story)|über uns|impressum|a propos|"
-    r"quiénes somos)\b",
+_ABOUT = Phrases(
+    (
+        r"about(?:[\s-]us)?",
+        "who we are",
+        "our (?:team|mission|story)",
+        "über uns",
+        "impressum",
+        "a propos",
+        "quiénes somos",
+    ),
+    suffix=r"\b",
 )
-_CONTACT = re.compile(r"(contact(?:[\s-]us)?|kontakt|contacto|contattaci|get in touch)\b")
-_PRIVACY = re.compile(r"(privacy|datenschutz|confidentialit|privacidad|cookie policy)\b")
-_PHONE = re.compile(r"(?:\+\d{1,3}[\s.-]?)?\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
-#: What every _PHONE match contains, starting with a digit class: a fast scan rules most pages out.
+_CONTACT = Phrases(
+    (r"contact(?:[\s-]us)?", "kontakt", "contacto", "contattaci", "get in touch"), suffix=r"\b"
+)
+_PRIVACY = Phrases(("privacy", "datenschutz", "confidentialit", "privacidad", "cookie policy"), suffix=r"\b")
+#: A phone number, ``(?:\+\d{1,3}[\s.-]?)?\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b``, is found where this
+#: matches right after a digit (``_has_phone``).
 _PHONE_CORE = re.compile(r"\d\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
 # Postal addresses, each starting a word (checked by ``_starts``). A German street is looked for only
 # where its suffix and number are (a capitalised word is everywhere).
@@ -70,8 +122,8 @@ _US_STREET = re.compile(
     r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr(?!\.\s+[A-Z])|Way|Suite)\b"
 )
 _GERMAN_STREET = re.compile(r"[A-Z][a-zäöüß]+(?:straße|strasse|weg|platz|allee)\s+\d{1,4}\b")
-_GERMAN_STREET_CORE = re.compile(r"(?:straße|strasse|weg|platz|allee)\s+\d")
-_PO_BOX = re.compile(r"P\.?O\.? Box \d")
+_GERMAN_STREET_CORE = Phrases(("straße", "strasse", "weg", "platz", "allee"), suffix=r"\s+\d")
+_PO_BOX = Phrases([r"P\.?O\.? Box \d"])
 _WORD = re.compile(r"\w+")
 
 
@@ -85,14 +137,9 @@ def _token_start(text: str, at: int) -> bool:
     return at == 0 or text[at - 1].isspace() or text[at - 1] in "_-"
 
 
-Start = Callable[[str, int], bool]
-
-
-def _starts(pattern: re.Pattern[str], text: str, start_ok: Start | None = None) -> Iterator[int]:
-    """Offsets of the matches ``finditer`` would give if the start condition were part of the pattern."""
-    if start_ok is None:
-        yield from (match.start() for match in pattern.finditer(text))
-        return
+def _starts(pattern: re.Pattern[str], text: str, start_ok: Start) -> Iterator[int]:
+    """Offsets of the matches ``finditer`` would give if the start condition were part of the pattern
+    (for patterns that start with a character class, which ``crawler.phrases`` cannot look for)."""
     position = 0
     while match := pattern.search(text, position):
         if start_ok(text, match.start()):
@@ -102,18 +149,31 @@ def _starts(pattern: re.Pattern[str], text: str, start_ok: Start | None = None) 
             position = match.start() + 1
 
 
-def _found(pattern: re.Pattern[str], text: str, start_ok: Start | None = None) -> bool:
+def _found(pattern: re.Pattern[str], text: str, start_ok: Start) -> bool:
     """Whether ``_starts`` finds at least one match."""
     return next(_starts(pattern, text, start_ok), None) is not None
 
 
+def _has_phone(text: str) -> bool:
+    """Whether the phone pattern (``_PHONE_CORE``'s comment) matches: its optional prefix changes nothing
+    about whether it does, and its ``\\d{2,4}`` ends with the core's first digit and the one before it.
+    One scan for the core instead of a second scan for the whole pattern (a third of the pages)."""
+    position = 0
+    while match := _PHONE_CORE.search(text, position):
+        at = match.start()
+        if at > 0 and text[at - 1].isdecimal():  # what \d matches (Unicode decimal digits)
+            return True
+        position = at + 1
+    return False
+
+
 def _has_address(text: str) -> bool:
     """A phone number or a postal address in the text."""
-    return bool(
-        (_PHONE_CORE.search(text) and _PHONE.search(text))
+    return (
+        _has_phone(text)
         or _found(_US_STREET, text, _word_start)
-        or _found(_PO_BOX, text, _word_start)
-        or (_GERMAN_STREET_CORE.search(text) and _found(_GERMAN_STREET, text, _word_start))
+        or _PO_BOX.found(text, _word_start)
+        or (_GERMAN_STREET_CORE.found(text) and _found(_GERMAN_STREET, text, _word_start))
     )
 
 
@@ -129,9 +189,11 @@ class _Lines:
             self.text = "\n".join(lines)
         self.line_starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
 
-    def matching(self, pattern: re.Pattern[str], start_ok: Start | None = None) -> set[int]:
-        """Indexes of the lines that contain a match of a lower-case ``pattern``."""
-        return {bisect.bisect_right(self.line_starts, at) - 1 for at in _starts(pattern, self.text, start_ok)}
+    def matching(self, phrases: Phrases, start_ok: Start | None = None) -> set[int]:
+        """Indexes of the lines that contain a match of lower-case ``phrases`` (none spans lines)."""
+        return {
+            bisect.bisect_right(self.line_starts, at) - 1 for at in phrases.positions(self.text, start_ok)
+        }
 
     def containing(self, words: tuple[str, ...]) -> int:
         """How many lines contain one of the lower-case ``words``."""
@@ -146,11 +208,11 @@ class _Lines:
                 at = self.text.find(word, self.line_starts[line + 1])
         return len(found)
 
-    def count(self, pattern: re.Pattern[str], start_ok: Start | None = None) -> int:
-        return len(self.matching(pattern, start_ok))
+    def count(self, phrases: Phrases, start_ok: Start | None = None) -> int:
+        return len(self.matching(phrases, start_ok))
 
-    def any(self, pattern: re.Pattern[str], start_ok: Start | None = None) -> bool:
-        return _found(pattern, self.text, start_ok)
+    def any(self, phrases: Phrases, start_ok: Start | None = None) -> bool:
+        return phrases.found(self.text, start_ok)
 
 
 def page_signals(
@@ -209,7 +271,7 @@ def text_signals(text: str) -> dict[str, Any]:
     blocks = [line for line in text.splitlines() if line.strip()]
     return {
         "ad_label_count": sum(1 for line in blocks if _AD_LABEL.match(line)),
-        "affiliate_cta_count": sum(1 for _ in _starts(_CTA_TEXT, text.lower(), _word_start)),
+        "affiliate_cta_count": _CTA_TEXT.count_apart(text.lower(), _word_start),
         "link_density": 0.0,
         "text_fragmentation": round(sum(1 for b in blocks if len(b.strip()) < 40) / len(blocks), 4)
         if blocks
