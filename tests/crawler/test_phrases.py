@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from crawler import manipulation, signals
+from crawler import manipulation, signals, visibility
 from crawler.phrases import Phrases, literal_start
 
 #: Every Phrases the extractor uses.
 IN_USE = {
     name: value
-    for module in (signals, manipulation)
+    for module in (signals, manipulation, visibility)
     for name, value in vars(module).items()
     if isinstance(value, Phrases)
 }
