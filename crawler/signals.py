@@ -113,7 +113,7 @@ _PRIVACY = Phrases(("privacy", "datenschutz", "confidentialit", "privacidad", "c
 #: A phone number, ``(?:\+\d{1,3}[\s.-]?)?\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b``, is found where this
 #: matches right after a digit (``_has_phone``).
 _PHONE_CORE = re.compile(r"\d\)?[\s.-]\d{3,4}[\s.-]\d{3,4}\b")
-# Postal addresses, each starting a word (checked by ``_starts``). A German street is looked for only
+# Postal addresses, each starting a word (checked by ``_word_start``). A German street is looked for only
 # where its suffix and number are (a capitalised word is everywhere).
 # "Dr" followed by ". Name" is a title, not a street ("2019 By Dr. Jane Doe"); "By", "On", ... start
 # no street name.
