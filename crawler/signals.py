@@ -87,13 +87,12 @@ _AFFILIATE_HREF = Phrases(
         r"sjv\.io",
     )
 )
-#: Class/id words of an overlay, found with ``str.find`` (literal words: three times faster than a regex
-#: alternation of them, whose first letters are everywhere in class names).
-_OVERLAY_WORDS = (
+#: Class/id words of an overlay.
+_OVERLAY_WORDS = Phrases((
     "modal", "overlay", "popup", "pop-up", "lightbox", "newsletter-signup", "subscribe-modal",
     "interstitial", "paywall", "cookiebanner", "cookie-banner", "cookiewall", "cookie-wall",
     "cookieconsent", "cookie-consent", "gdpr", "consent-banner", "exit-intent",
-)  # fmt: skip
+))  # fmt: skip
 _ABOUT = Phrases(
     (
         r"about(?:[\s-]us)?",
@@ -195,19 +194,6 @@ class _Lines:
             bisect.bisect_right(self.line_starts, at) - 1 for at in phrases.positions(self.text, start_ok)
         }
 
-    def containing(self, words: tuple[str, ...]) -> int:
-        """How many lines contain one of the lower-case ``words``."""
-        found: set[int] = set()
-        for word in words:
-            at = self.text.find(word)
-            while at >= 0:
-                line = bisect.bisect_right(self.line_starts, at) - 1
-                found.add(line)
-                if line + 1 == len(self.line_starts):
-                    break
-                at = self.text.find(word, self.line_starts[line + 1])
-        return len(found)
-
     def count(self, phrases: Phrases, start_ok: Start | None = None) -> int:
         return len(self.matching(phrases, start_ok))
 
@@ -249,7 +235,7 @@ def page_signals(
         "text_fragmentation": round(sum(1 for b in blocks if len(b.strip()) < 40) / len(blocks), 4)
         if blocks
         else 0.0,
-        "popup_overlay_count": class_lines.containing(_OVERLAY_WORDS) + len(elements["dialog"]),
+        "popup_overlay_count": class_lines.count(_OVERLAY_WORDS) + len(elements["dialog"]),
         "iframe_count": len(iframes),
         "script_count": len(scripts),
         "has_about_link": link_lines.any(_ABOUT, _word_start),
