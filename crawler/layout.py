@@ -18,6 +18,8 @@ the bottom of the dependency chain (``jobs -> judge -> crawler``) so that all th
     <run>/audit/_done/<stage>.json          audit stage markers
     <run>/costbench/<label>/                a costbench sample, itself a run
     <run>/collect/{_done/,manifest.json}    ``sourcebench collect``'s chunk markers and manifest
+    <run>/{answers,citations}/<chunk>.parquet   its committed parts, one per chunk and table
+    <run>/citations.parquet, <run>/queries.csv  its citations in one file and its swept queries
     <run>/calibration/                      ``sourcebench calibrate``'s agreement and gate tables
 
 A stage's unit of work is marked done by ``<folder>/_done/<task>.json`` (:meth:`RunLayout.marker`),
@@ -54,6 +56,14 @@ class RunLayout:
     costbench: str = "costbench"
     collect: str = "collect"
     """``sourcebench collect``'s folder (chunk markers, ``manifest.json``) when it wrote into the run."""
+    collect_answers: str = "answers"
+    """``sourcebench collect``'s answer parts (one per committed chunk)."""
+    collect_citations: str = "citations"
+    """``sourcebench collect``'s citation parts (one per committed chunk)."""
+    collect_citations_table: str = "citations.parquet"
+    """Every committed citation of a sweep in one file, sorted: what an audit reads."""
+    collect_queries: str = "queries.csv"
+    """The queries a sweep asked (``query_id,query,query_type,language``), merged over its runs."""
     calibration: str = "calibration"
     """``sourcebench calibrate``'s default output folder (agreement, gate, few-shot examples)."""
 
@@ -182,6 +192,11 @@ class RunLayout:
 
     def calibration_file(self, name: str) -> str:
         return posixpath.join(self.calibration, name)
+
+    @staticmethod
+    def collect_part(folder: str, chunk_id: str) -> str:
+        """One chunk's part in a sweep's ``collect_answers`` or ``collect_citations`` folder."""
+        return f"{folder}/{chunk_id}.parquet"
 
     @property
     def collect_manifest(self) -> str:

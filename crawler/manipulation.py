@@ -224,7 +224,7 @@ def date_contradicted(date: str | None, text: str) -> bool:
     """Whether the visible text contradicts a date: it mentions years, the newest two or more years
     before the date's (a page dated 2026 that shows nothing after 2019)."""
     newest = newest_visible_year(text) if date else None
-    return newest is not None and int(date[:4]) - newest >= 2
+    return date is not None and newest is not None and int(date[:4]) - newest >= 2
 
 
 def name_visible(name: str, visible: str) -> bool:

@@ -176,12 +176,7 @@ def reopen_shard(store: RunStore, shard_id: str, statuses: Collection[str]) -> i
         return 0
     store.forget_done(LAYOUT.crawl, shard_id)
     for name, drop in parts:
-        table = store.read_part(LAYOUT.page_part(name))
-        kept = table.filter(pc.invert(drop))
-        if kept.num_rows:
-            store.write_table(LAYOUT.page_part(name), kept)
-        else:
-            store.delete(LAYOUT.page_part(name))
+        store.drop_rows(LAYOUT.page_part(name), drop)
     return sum(pc.sum(drop).as_py() for _, drop in parts)
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -176,6 +177,15 @@ class RunStore:
     def read_part(self, relpath: str, columns: list[str] | None = None) -> pa.Table:
         """One Parquet file, only ``columns`` when given (no folder lookup: the caller listed it)."""
         return pq.read_table(self.path(relpath), columns=columns, filesystem=self.fs)
+
+    def drop_rows(self, relpath: str, drop: pa.Array) -> None:
+        """Rewrite one Parquet part without the rows where ``drop`` is true (atomically), or delete the part
+        when no row is left: a row is then either still in its part or gone, never in two places."""
+        kept = self.read_part(relpath).filter(pc.invert(drop))
+        if kept.num_rows:
+            self.write_table(relpath, kept)
+        else:
+            self.delete(relpath)
 
     def iter_batches(self, relpath: str, batch_size: int = 65536) -> Iterator[pa.RecordBatch]:
         """Stream the record batches of every Parquet part under a folder (bounded memory)."""

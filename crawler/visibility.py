@@ -376,12 +376,12 @@ class _Selection:
     @functools.cached_property
     def names(self) -> set[str]:
         """The page's classes (``.name``) and ids (``#name``), lower-cased, read on first use."""
-        names = set()
+        names: set[str] = set()
         for node in self.tree.css("[class], [id]"):
             attrs = node.attributes
             names.update("." + name for name in _HTML_SPACE.split((attrs.get("class") or "").lower()) if name)
-            if attrs.get("id"):
-                names.add("#" + attrs["id"].lower())
+            if ident := attrs.get("id"):
+                names.add("#" + ident.lower())
         return names
 
     def _may_match(self, selector: str) -> bool:
@@ -569,9 +569,9 @@ def _same_colour_nodes(
         current: LexborNode | None = node
         background = None
         while current is not None:
-            decl = declared.get(current.mem_id)
-            if decl and ("background" in decl or "background-color" in decl):
-                background = _background(decl)  # None: an image, a gradient or a translucent colour
+            stated = declared.get(current.mem_id)
+            if stated and ("background" in stated or "background-color" in stated):
+                background = _background(stated)  # None: an image, a gradient or a translucent colour
                 break
             current = current.parent
         if background is not None and _distance(colour, background) < _SAME_COLOUR:
@@ -678,9 +678,8 @@ def remove_hidden(tree: LexborHTMLParser) -> HiddenText:
         removal.add(node, kind)
     styled = [(node, _declarations(attrs.get("style") or "")) for node, attrs in cued.styled]
     for node, decl in styled:
-        kind = hiding_kind(decl)
-        if kind:
-            removal.add(node, kind)
+        if style_kind := hiding_kind(decl):
+            removal.add(node, style_kind)
     styles = _Styles.read(tree)
     selection = _Selection(tree)
     for kind, selectors in styles.hiding.items():

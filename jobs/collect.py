@@ -18,6 +18,7 @@ import logging
 import sys
 
 from crawler.base import InputError, RunStore
+from crawler.layout import LAYOUT
 from jobs.cli import add_set_argument, dotted_overrides, positive_float, positive_int, run_module
 from jobs.collectors.bundles import write_answer_bundles
 from jobs.collectors.config import CollectConfig, load_collect_config
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     answers = sweep.committed_answers(["system", "query_id", "status", "answer_text", "raw_response_json"])
-    citations = sweep.store.read_table("citations.parquet", schema=CITATIONS_SCHEMA)
+    citations = sweep.store.read_table(LAYOUT.collect_citations_table, schema=CITATIONS_SCHEMA)
     bundles = write_answer_bundles(sweep.store, systems, answers, citations)
     for name, outcome in bundles.items():
         if "skipped" in outcome:

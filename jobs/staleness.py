@@ -139,11 +139,7 @@ def drop_judgments(store: RunStore, statuses: Collection[str] | None) -> int:
         if not count:
             continue
         forget_unit(store, LAYOUT.unit_of_judgment_part(name))  # marker first: a crash leaves it undone
-        kept = store.read_part(part).filter(pc.invert(drop))
-        if kept.num_rows:
-            store.write_table(part, kept)
-        else:
-            store.delete(part)
+        store.drop_rows(part, drop)
         dropped += count
     return dropped
 

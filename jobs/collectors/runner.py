@@ -1,6 +1,6 @@
 """A collection sweep: every (system, query) pair asked once, committed in chunks, resumable.
 
-Run-store layout (``<out>`` is the run directory)::
+Run-store layout (``<out>`` is the run directory; the names are ``crawler.layout.RunLayout``'s)::
 
     <out>/answers/<chunk>.parquet     ANSWERS_SCHEMA, one row per (system, query)
     <out>/citations/<chunk>.parquet   CITATIONS_SCHEMA, one row per cited URL
@@ -23,6 +23,7 @@ import csv
 import io
 import json
 import logging
+import posixpath
 import random
 import uuid
 from collections import Counter, defaultdict
@@ -51,6 +52,9 @@ from jobs.inputs import load_queries
 from jobs.schemas import CITATIONS_SCHEMA, QUERIES_SCHEMA
 
 log = logging.getLogger("sourcebench.collect")
+
+#: The two tables of a sweep, by the folder of their chunk parts.
+_TABLES = ((LAYOUT.collect_answers, ANSWERS_SCHEMA), (LAYOUT.collect_citations, CITATIONS_SCHEMA))
 
 
 @dataclass
@@ -100,17 +104,18 @@ class Sweep:
     # -- committed state ---------------------------------------------------------------------------
     def drop_uncommitted_parts(self) -> None:
         done = self.store.done_tasks(LAYOUT.collect)
-        for folder in ("answers", "citations"):
+        for folder in (LAYOUT.collect_answers, LAYOUT.collect_citations):
             for name in self.store.listdir(folder, suffix=".parquet"):
-                if name[: -len(".parquet")] not in done:
+                chunk = name[: -len(".parquet")]
+                if chunk not in done:
                     log.warning("removing %s/%s: its chunk was never committed", folder, name)
-                    self.store.delete(f"{folder}/{name}")
+                    self.store.delete(LAYOUT.collect_part(folder, chunk))
 
     def committed_answers(self, columns: list[str]) -> pa.Table:
         """Some columns of the committed answers (not the raw responses: they can be large)."""
         parts = [
-            self.store.read_part(f"answers/{name}", columns)
-            for name in self.store.listdir("answers", suffix=".parquet")
+            self.store.read_part(posixpath.join(LAYOUT.collect_answers, name), columns)
+            for name in self.store.listdir(LAYOUT.collect_answers, suffix=".parquet")
         ]
         return pa.concat_tables(parts) if parts else ANSWERS_SCHEMA.empty_table().select(columns)
 
@@ -132,23 +137,26 @@ class Sweep:
             if newest[key][1] != row["chunk_id"]:
                 stale[row["chunk_id"]].add(key)
         for chunk, pairs in stale.items():
-            for folder, schema in (("answers", ANSWERS_SCHEMA), ("citations", CITATIONS_SCHEMA)):
-                part = self.store.read_table(f"{folder}/{chunk}.parquet", schema=schema)
+            for folder, schema in _TABLES:
+                path = LAYOUT.collect_part(folder, chunk)
+                part = self.store.read_table(path, schema=schema)
                 keep = [
                     (s, q) not in pairs
                     for s, q in zip(part["system"].to_pylist(), part["query_id"].to_pylist(), strict=True)
                 ]
-                self.store.write_table(f"{folder}/{chunk}.parquet", part.filter(pa.array(keep, pa.bool_())))
+                self.store.write_table(path, part.filter(pa.array(keep, pa.bool_())))
         return sum(len(p) for p in stale.values())
 
     # -- commits -----------------------------------------------------------------------------------
     def commit(self, answers: list[dict[str, Any]], citations: list[dict[str, Any]], chunk_id: str) -> None:
         """Write one chunk's two parts, then its marker (the marker is what makes it count)."""
         self.store.write_table(
-            f"citations/{chunk_id}.parquet", pa.Table.from_pylist(citations, schema=CITATIONS_SCHEMA)
+            LAYOUT.collect_part(LAYOUT.collect_citations, chunk_id),
+            pa.Table.from_pylist(citations, schema=CITATIONS_SCHEMA),
         )
         self.store.write_table(
-            f"answers/{chunk_id}.parquet", pa.Table.from_pylist(answers, schema=ANSWERS_SCHEMA)
+            LAYOUT.collect_part(LAYOUT.collect_answers, chunk_id),
+            pa.Table.from_pylist(answers, schema=ANSWERS_SCHEMA),
         )
         statuses = Counter(row["status"] for row in answers)
         self.store.mark_done(
@@ -287,8 +295,8 @@ class Sweep:
     # -- outputs -----------------------------------------------------------------------------------
     def write_queries(self) -> pa.Table:
         merged = {}
-        if self.store.exists("queries.csv"):
-            for row in load_queries(self.store.uri_of("queries.csv")).to_pylist():
+        if self.store.exists(LAYOUT.collect_queries):
+            for row in load_queries(self.store.uri_of(LAYOUT.collect_queries)).to_pylist():
                 merged[row["query_id"]] = row
         for row in self.queries.to_pylist():
             merged[row["query_id"]] = row
@@ -297,16 +305,16 @@ class Sweep:
         writer.writeheader()
         for row in merged.values():
             writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-        self.store.write_text("queries.csv", buf.getvalue())
+        self.store.write_text(LAYOUT.collect_queries, buf.getvalue())
         return pa.Table.from_pylist(list(merged.values()), schema=QUERIES_SCHEMA)
 
     def write_citations(self) -> pa.Table:
-        table = self.store.read_table("citations", schema=CITATIONS_SCHEMA)
+        table = self.store.read_table(LAYOUT.collect_citations, schema=CITATIONS_SCHEMA)
         order = pc.sort_indices(
             table, [("system", "ascending"), ("query_id", "ascending"), ("rank", "ascending")]
         )
         table = table.take(order)
-        self.store.write_table("citations.parquet", table)
+        self.store.write_table(LAYOUT.collect_citations_table, table)
         return table
 
     def write_manifest(self, citations: pa.Table, queries: pa.Table, superseded: int) -> dict[str, Any]:

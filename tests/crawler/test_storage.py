@@ -19,6 +19,10 @@ def roundtrip(store: RunStore) -> None:
     store.forget_done("crawl", "shard-00000")
     assert store.done_tasks("crawl") == set()
     assert sum(b.num_rows for b in store.iter_batches("pages")) == 4
+    store.drop_rows("pages/part-0.parquet", pa.array([True, False]))
+    assert store.read_part("pages/part-0.parquet").to_pylist() == [{"url_key": "b", "n": 2}]
+    store.drop_rows("pages/part-1.parquet", pa.array([True, True]))  # nothing left: the part goes
+    assert store.listdir("pages", suffix=".parquet") == ["part-0.parquet"]
 
 
 def test_local_roundtrip(tmp_path):
@@ -44,4 +48,4 @@ def test_s3_roundtrip(s3_bucket):
     roundtrip(store)
     assert store.uri_of("pages") == f"s3://{s3_bucket}/audits/run1/pages"
     # A second handle (a fresh process would do the same) reads what the first wrote.
-    assert RunStore(f"s3://{s3_bucket}/audits/run1").read_table("pages").num_rows == 4
+    assert RunStore(f"s3://{s3_bucket}/audits/run1").read_table("pages").num_rows == 1
