@@ -110,7 +110,8 @@ class CostbenchOptions(ConfigModel):
 
 #: GpuThroughput fields that have a flag of their own.
 _GPU_FLAGS = {"gpu_name": "gpu", "gpu_prefill_tokens_per_s": "prefill_tokens_per_s",
-              "gpu_decode_tokens_per_s": "decode_tokens_per_s"}  # fmt: skip
+              "gpu_decode_tokens_per_s": "decode_tokens_per_s",
+              "gpu_decode_weight_share": "decode_weight_share"}  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -300,7 +301,8 @@ def project(
             f"decode at {gpu.decode_tokens_per_s:g} tokens/s, not timed here"
         )
         counts["projected_gpu_hours_overlapped"] = (
-            "the same with prefill hidden in decode steps: the larger of the two"
+            f"the same with prefill hidden in the weight reads of decode steps ({gpu.decode_weight_share:g} "
+            "of decode time)"
         )
         return {"unit": unit, "per_1m_pages": _rounded(out), "counts": counts}
     # openai: billed per token, throttled per minute.

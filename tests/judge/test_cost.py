@@ -37,5 +37,11 @@ def test_gpu_hours_from_prefill_and_decode_rates():
     gpu = GpuThroughput(prefill_tokens_per_s=10_000, decode_tokens_per_s=1_000, decode_efficiency=2.0)
     # 36,000 prefilled tokens = 3.6 s, 3,600 output tokens at 2,000/s = 1.8 s: 5.4 s per page
     assert gpu_hours_per_1m_pages(36_000, 3_600, gpu) == pytest.approx(5.4 * 1e6 / 3600)
+    # overlapped: prefill hides in the weight reads of the decode steps, 10 % of 1.8 s, not in all of it
+    assert gpu.seconds_per_page(36_000, 3_600, overlapped=True) == pytest.approx(5.4 - 0.18)
+    # a page with little prefill hides all of it
+    assert gpu.seconds_per_page(1_000, 3_600, overlapped=True) == pytest.approx(1.8)
     with pytest.raises(ValueError, match="decode_tokens_per_s"):
         GpuThroughput(decode_tokens_per_s=0)
+    with pytest.raises(ValueError, match="decode_weight_share"):
+        GpuThroughput(decode_weight_share=1.5)
