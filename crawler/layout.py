@@ -14,7 +14,8 @@ the bottom of the dependency chain (``jobs -> judge -> crawler``) so that all th
     <run>/judgments/_plan/<unit>-<digest>.parquet        the pairs of a planned unit, read by its worker
     <run>/judgments/_runs/<stamp>.json                   one summary per judge call
     <run>/scores/source_scores.parquet      the scored sources;  scores/coverage.json  their coverage
-    <run>/leaderboard/...                   the reduce and the report
+    <run>/leaderboard/...                   the reduce (leaderboard_data.json, source_metrics and the official
+                                            tables, .csv/.parquet), coverage.json, INCOMPLETE.txt, the report
     <run>/audit/_done/<stage>.json          audit stage markers
     <run>/costbench/<label>/                a costbench sample, itself a run
     <run>/collect/{_done/,manifest.json}    ``sourcebench collect``'s chunk markers and manifest
@@ -66,6 +67,27 @@ class RunLayout:
     """The queries a sweep asked (``query_id,query,query_type,language``), merged over its runs."""
     calibration: str = "calibration"
     """``sourcebench calibrate``'s default output folder (agreement, gate, few-shot examples)."""
+    calibration_agreement: str = "agreement.csv"
+    """Per dimension and judge configuration, its agreement with the human labels."""
+    calibration_gate: str = "gate.csv"
+    """Per judge configuration, whether its agreement passes the thresholds."""
+
+    # -- names inside the reduce's output folder (a run's ``leaderboard/``) ------------------------
+    leaderboard_data: str = "leaderboard_data.json"
+    """The official leaderboard payload (overall, by query type, per query) and the reduce's metadata."""
+    source_metrics: str = "source_metrics"
+    """One row per (system, query, source) with its scores and rank columns (``.csv`` and ``.parquet``,
+    ``jobs.leaderboard.metrics.SOURCE_METRICS_SCHEMA``)."""
+    leaderboard_overall: str = "leaderboard_overall"
+    """The official leaderboard, one row per system (``.csv``, and ``.parquet`` when it has rows)."""
+    leaderboard_by_query_type: str = "leaderboard_by_query_type"
+    """The same per system and query type."""
+    query_metrics: str = "query_metrics"
+    """The same per system and query."""
+    main_table: str = "main_table"
+    """The paper's main table: one row per system, one column group per query type."""
+    incomplete_stamp: str = "INCOMPLETE.txt"
+    """Written by the audit beside the leaderboard files while its coverage is below its threshold."""
 
     # -- markers -----------------------------------------------------------------------------------
     @staticmethod
@@ -186,6 +208,11 @@ class RunLayout:
 
     def leaderboard_file(self, name: str) -> str:
         return posixpath.join(self.leaderboard, name)
+
+    @property
+    def leaderboard_coverage(self) -> str:
+        """The audit's coverage per system, beside the leaderboard files."""
+        return self.leaderboard_file("coverage.json")
 
     def costbench_run(self, label: str) -> str:
         return posixpath.join(self.costbench, label)

@@ -71,8 +71,6 @@ if TYPE_CHECKING:
 STAGES = ("inputs", "crawl", "judge", "scores", "reduce", "report")
 #: Token counts of a judgment that the run summary adds up.
 TOKEN_COLUMNS = ("prompt_tokens", "cached_prompt_tokens", "output_tokens")
-#: Written beside the leaderboard files while the audit's coverage is below its threshold.
-INCOMPLETE_STAMP = LAYOUT.leaderboard_file("INCOMPLETE.txt")
 STATUS_COLUMNS = ("url_key", "status")
 
 
@@ -280,11 +278,12 @@ class Audit:
 
     def stamp_leaderboard(self, coverage: dict[str, Any]) -> None:
         """Coverage per system beside the leaderboard files, and ``INCOMPLETE.txt`` while it is short."""
-        self.store.write_json(LAYOUT.leaderboard_file("coverage.json"), coverage)
+        self.store.write_json(LAYOUT.leaderboard_coverage, coverage)
+        stamp = LAYOUT.leaderboard_file(LAYOUT.incomplete_stamp)
         if coverage["complete"]:
-            self.store.delete(INCOMPLETE_STAMP)
+            self.store.delete(stamp)
         else:
-            self.store.write_text(INCOMPLETE_STAMP, coverage["diagnosis"] + "\n")
+            self.store.write_text(stamp, coverage["diagnosis"] + "\n")
 
     def stage_inputs(self) -> dict[str, Any]:
         """Read and validate the inputs, select the sources to audit, and keep copies in the run."""
@@ -521,7 +520,7 @@ def print_summary(store: RunStore, summary: dict[str, Any]) -> None:
     print(f"page status:  {summary['page_status']}")
     print(f"judge status: {summary['judge_status']}")
     print(f"tokens:       {summary['tokens']}")
-    leaderboard = LAYOUT.leaderboard_file("leaderboard_data.json")
+    leaderboard = LAYOUT.leaderboard_file(LAYOUT.leaderboard_data)
     if store.exists(leaderboard):
         stamp = "" if coverage is None or coverage["complete"] else "  ** INCOMPLETE **"
         print(f"\n== leaderboard (weighted total, 0-100; a missing page counts 0){stamp} ==")

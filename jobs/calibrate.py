@@ -205,8 +205,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     result = calibrate(judges, labels, thresholds, args.gate_config)
     out = RunStore(args.out or RunStore(args.run[0]).uri_of(LAYOUT.calibration))
-    out.write_text("agreement.csv", result.agreement.to_csv(index=False))
-    out.write_text("gate.csv", result.gate.to_csv(index=False))
+    out.write_text(LAYOUT.calibration_agreement, result.agreement.to_csv(index=False))
+    out.write_text(LAYOUT.calibration_gate, result.gate.to_csv(index=False))
     if result.annotators is not None:
         out.write_text("annotators.csv", result.annotators.to_csv(index=False))
     out.write_text("calibration.md", summary_markdown(result, thresholds))

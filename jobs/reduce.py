@@ -242,8 +242,8 @@ def reduce_summaries(
     accumulator = LeaderboardAccumulator()
     rows = 0
     with (
-        out.open_atomic("source_metrics.csv") as csv_file,
-        out.open_atomic("source_metrics.parquet") as pq_file,
+        out.open_atomic(f"{LAYOUT.source_metrics}.csv") as csv_file,
+        out.open_atomic(f"{LAYOUT.source_metrics}.parquet") as pq_file,
     ):
         csv_out = StreamingCsv(csv_file, SOURCE_METRICS_SCHEMA.names)
         with pq.ParquetWriter(pq_file, SOURCE_METRICS_SCHEMA, compression="zstd") as parquet_out:
@@ -259,8 +259,8 @@ def reduce_summaries(
     add_intervals(results, accumulator, config)
     payload = leaderboard_payload(runs, results, {"policy": config.policy, "num_source_rows": rows})
     written = [
-        "source_metrics.csv",
-        "source_metrics.parquet",
+        f"{LAYOUT.source_metrics}.csv",
+        f"{LAYOUT.source_metrics}.parquet",
         *write_leaderboard_files(out, results, payload),
     ]
     return {
@@ -393,7 +393,7 @@ def run(args: argparse.Namespace) -> int:
         specs, args.out, config, args.query_metadata, RayConfig(address=args.ray_address), ranks
     )
     store = RunStore(args.out)
-    print_leaderboard(store.read_json("leaderboard_data.json")["overall"])
+    print_leaderboard(store.read_json(LAYOUT.leaderboard_data)["overall"])
     print(
         f"reduced {summary['sources']} sources of {summary['systems']} systems -> {store.uri} "
         f"({summary['seconds']} s, {summary['executor']} executor)"

@@ -98,7 +98,7 @@ def _leaderboard_table(store: RunStore, name: str) -> pd.DataFrame | None:
 
 def reduce_policy(store: RunStore) -> str:
     """``official`` unless the reduce recorded another policy in ``leaderboard_data.json``."""
-    relpath = LAYOUT.leaderboard_file("leaderboard_data.json")
+    relpath = LAYOUT.leaderboard_file(LAYOUT.leaderboard_data)
     if not store.exists(relpath):
         return "official"
     metadata = store.read_json(relpath).get("metadata") or {}
@@ -120,27 +120,27 @@ def load_run(run_uri: str) -> RunData:
         InputError: the run has no ``leaderboard/source_metrics`` (run the reduce first).
     """
     store = RunStore(run_uri)
-    sources = _leaderboard_table(store, "source_metrics")
+    sources = _leaderboard_table(store, LAYOUT.source_metrics)
     if sources is None:
         raise InputError(
-            store.uri_of(LAYOUT.leaderboard_file("source_metrics.parquet")),
+            store.uri_of(LAYOUT.leaderboard_file(f"{LAYOUT.source_metrics}.parquet")),
             "no source_metrics (.parquet or .csv): run `sourcebench reduce` on this run first",
         )
     data = RunData(uri=run_uri, sources=sources, policy=reduce_policy(store))
     if data.policy == "complete" and "score_complete" in sources:
         data.sources = sources[sources["score_complete"].astype(bool)].reset_index(drop=True)
-    data.overall = _leaderboard_table(store, "leaderboard_overall")
-    data.by_query_type = _leaderboard_table(store, "leaderboard_by_query_type")
+    data.overall = _leaderboard_table(store, LAYOUT.leaderboard_overall)
+    data.by_query_type = _leaderboard_table(store, LAYOUT.leaderboard_by_query_type)
     data.manifest = store.read_json_if_present(LAYOUT.manifest)
     data.collect_manifest = store.read_json_if_present(LAYOUT.collect_manifest)
     data.citations = read_frame(store, LAYOUT.citations)
     data.queries = read_frame(store, LAYOUT.queries)
     data.pages = read_frame(store, LAYOUT.pages, PAGE_COLUMNS)
     data.judgments = read_frame(store, LAYOUT.judgments, JUDGMENT_COLUMNS)
-    data.calibration_gate = read_csv(store, LAYOUT.calibration_file("gate.csv"))
-    data.calibration_agreement = read_csv(store, LAYOUT.calibration_file("agreement.csv"))
+    data.calibration_gate = read_csv(store, LAYOUT.calibration_file(LAYOUT.calibration_gate))
+    data.calibration_agreement = read_csv(store, LAYOUT.calibration_file(LAYOUT.calibration_agreement))
     optional = {
-        LAYOUT.leaderboard_file("leaderboard_overall"): data.overall,
+        LAYOUT.leaderboard_file(LAYOUT.leaderboard_overall): data.overall,
         LAYOUT.manifest: data.manifest,
         LAYOUT.citations: data.citations,
         f"{LAYOUT.pages}/": data.pages,

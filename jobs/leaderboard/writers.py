@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawler.base import RunStore
+from crawler.layout import LAYOUT
 from judge.rubric import DIMENSION_KEYS, WEIGHTED_SCALE, WEIGHTS
 
 MAIN_TABLE_COLUMNS = (
@@ -151,10 +152,10 @@ def write_leaderboard_files(
 ) -> list[str]:
     """Write the five aggregate files (CSV + JSON) and their Parquet twins; returns the names written."""
     tables = {
-        "query_metrics": results["queries"],
-        "leaderboard_overall": results["overall"],
-        "leaderboard_by_query_type": results["by_query_type"],
-        "main_table": main_table(results["by_query_type"]),
+        LAYOUT.query_metrics: results["queries"],
+        LAYOUT.leaderboard_overall: results["overall"],
+        LAYOUT.leaderboard_by_query_type: results["by_query_type"],
+        LAYOUT.main_table: main_table(results["by_query_type"]),
     }
     written = []
     for name, rows in tables.items():
@@ -163,5 +164,5 @@ def write_leaderboard_files(
         if rows:
             store.write_table(f"{name}.parquet", pa.Table.from_pylist(rows))
             written.append(f"{name}.parquet")
-    store.write_bytes("leaderboard_data.json", json.dumps(payload, indent=2, ensure_ascii=False).encode())
-    return [*written, "leaderboard_data.json"]
+    store.write_bytes(LAYOUT.leaderboard_data, json.dumps(payload, indent=2, ensure_ascii=False).encode())
+    return [*written, LAYOUT.leaderboard_data]
