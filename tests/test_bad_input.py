@@ -822,6 +822,16 @@ CASES: list[Case] = [
     # -- costbench, export, extract -------------------------------------------------------------------
     ("costbench-sample-zero", lambda t: ["costbench", "--run", str(t), "--sample", "0"], ["--sample"]),
     ("costbench-gpus-negative", lambda t: ["costbench", "--run", str(t), "--gpus", "-1"], ["--gpus"]),
+    (
+        "costbench-gpu-share-over-one",
+        lambda t: ["costbench", "--run", str(t), "--gpu-decode-weight-share", "1.5"],
+        ["--gpu-decode-weight-share", "1.5"],
+    ),
+    (
+        "costbench-gpu-prefill-zero",
+        lambda t: ["costbench", "--run", str(t), "--gpu-prefill-tokens-per-s", "0"],
+        ["--gpu-prefill-tokens-per-s"],
+    ),
     ("costbench-has-no-rescore", lambda t: ["costbench", "--run", str(t), "--rescore"], ["--rescore"]),
     ("export-run-missing", lambda t: ["export", "--run", str(t / "nope"), "--out", str(t / "o")], ["nope"]),
     ("extract-input-missing", lambda t: ["extract", "--input", str(t / "p.jsonl")], ["p.jsonl"]),
