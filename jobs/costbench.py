@@ -227,7 +227,12 @@ def _timed_run(uri: str, requests: pa.Table, config: JudgeConfig) -> dict[str, A
 
 #: engine -> (unit, what one measured second is)
 _BILLING = {
-    "signals": ("cpu_core_hours", "CPU seconds of the judging process (all its threads)"),
+    "signals": (
+        "cpu_core_hours",
+        "CPU seconds of the judging process (all its threads), the embedding "
+        "model on signals.threads (1 unless set: on a busy host, threads that wait on each other "
+        "bill CPU time no page needed)",
+    ),
     "vllm": ("gpu_hours", "wall seconds x GPUs held by the engine"),
     "openai": ("cost", "wall seconds with requests in flight at the endpoint"),
 }
@@ -428,6 +433,8 @@ def run(args: argparse.Namespace) -> int:
         sampled, groups = sample_groups(
             store, requests, [options.warmup] * len(_WARMUP_GROUPS) + options.sample
         )
+        if config.engine == "signals" and config.signals.threads is None:
+            config = config.model_copy(update={"signals": config.signals.model_copy(update={"threads": 1})})
         if config.engine == "vllm":
             ensure_ray(RayConfig(num_cpus=args.num_cpus))
         layouts = ("paper", "shared") if options.compare_layouts else (config.prompts.layout,)

