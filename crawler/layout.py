@@ -210,6 +210,11 @@ class RunLayout:
         return posixpath.join(self.leaderboard, name)
 
     @property
+    def source_metrics_table(self) -> str:
+        """The reduce's per-source metrics as Parquet, in a run."""
+        return self.leaderboard_file(f"{self.source_metrics}.parquet")
+
+    @property
     def leaderboard_coverage(self) -> str:
         """The audit's coverage per system, beside the leaderboard files."""
         return self.leaderboard_file("coverage.json")

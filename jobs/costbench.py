@@ -144,16 +144,15 @@ def options_from(args: argparse.Namespace) -> CostbenchOptions:
         if value is not None and name != "gpu":
             data[name] = value
     gpu = {name: getattr(args, flag) for flag, name in _GPU_FLAGS.items() if getattr(args, flag) is not None}
-    try:
-        GpuThroughput(**gpu)
-    except ValueError as exc:  # its message starts with the field: name the flag behind it
-        field = str(exc).split()[0]
-        flag = next((f for f, name in _GPU_FLAGS.items() if name == field), "gpu")
-        raise InputError(
-            "--" + flag.replace("_", "-"), f"{exc} (got {gpu[field]})" if field in gpu else str(exc)
-        ) from None
     if gpu:
-        data["gpu"] = {"gpu": "as given on the command line", **gpu}
+        try:
+            data["gpu"] = GpuThroughput(**{"gpu": "as given on the command line", **gpu})
+        except ValueError as exc:  # its message starts with the field: name the flag behind it
+            field = str(exc).split()[0]
+            flag = next((f for f, name in _GPU_FLAGS.items() if name == field), "gpu")
+            raise InputError(
+                "--" + flag.replace("_", "-"), f"{exc} (got {gpu[field]})" if field in gpu else str(exc)
+            ) from None
     try:
         return validate_model(CostbenchOptions, data, "command line")
     except InputError as exc:  # name the flag the user typed, not the field behind it

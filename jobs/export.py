@@ -125,7 +125,7 @@ def enriched_records(store: RunStore) -> dict[str, list[dict[str, Any]]]:
 
 def rank_rows(store: RunStore) -> dict[tuple[str, str, str], dict[str, float | None]]:
     """(system, query_id, agg_source_id) -> the official rank columns the reduce filled (none: {})."""
-    path = LAYOUT.leaderboard_file(f"{LAYOUT.source_metrics}.parquet")
+    path = LAYOUT.source_metrics_table
     if not store.exists(path):
         return {}
     table = store.read_table(path).select(["model_name", "query_id", "agg_source_id", *RANK_COLUMNS])

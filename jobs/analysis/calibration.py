@@ -118,7 +118,7 @@ def judge_scores(run_uri: str, prefix: str = "") -> dict[str, pd.DataFrame]:
             f"{prefix}{name}": group.drop(columns="config").reset_index(drop=True)
             for name, group in wide.groupby("config", sort=True)
         }
-    sources = read_frame(store, LAYOUT.leaderboard_file(f"{LAYOUT.source_metrics}.parquet"))
+    sources = read_frame(store, LAYOUT.source_metrics_table)
     if sources is None:
         return {}
     sources = sources.assign(

@@ -123,7 +123,7 @@ def load_run(run_uri: str) -> RunData:
     sources = _leaderboard_table(store, LAYOUT.source_metrics)
     if sources is None:
         raise InputError(
-            store.uri_of(LAYOUT.leaderboard_file(f"{LAYOUT.source_metrics}.parquet")),
+            store.uri_of(LAYOUT.source_metrics_table),
             "no source_metrics (.parquet or .csv): run `sourcebench reduce` on this run first",
         )
     data = RunData(uri=run_uri, sources=sources, policy=reduce_policy(store))

@@ -55,6 +55,8 @@ class SignalsJudge:
         self.authority = _authority(config.signals.domain_list)
         with open(config.signals.domain_list, "rb") as handle:
             self._list_hash = hashlib.sha256(handle.read()).hexdigest()[:12]
+        if config.signals.relevance == "embedding":
+            _set_threads(config.signals.threads)
 
     @property
     def model(self) -> str:
@@ -93,7 +95,6 @@ class SignalsJudge:
         texts = [r.page.text_main or r.page.text for r in content]
         coverage = [term_coverage(r.query_text, t) for r, t in zip(content, texts, strict=True)]
         if self.config.signals.relevance == "embedding":
-            _set_threads(self.config.signals.threads)
             model = _embedder(self.config.signals.embedding_model)
             sims = model.similarities([(r.query_text, t) for r, t in zip(content, texts, strict=True)])
         else:
