@@ -6,7 +6,7 @@ through ``transformers`` (``Qwen3ForCausalLM``), in bf16, so its speed is the re
 
 - prefill tokens/s of one prompt of page length (2k to 16k tokens);
 - decode tokens/s at batch sizes 1 to 256, every sequence holding 2k, 4k or 6k tokens of context
-  (the judge's requests hold 3.6k-5.3k) in a preallocated cache;
+  (the judge's requests hold 2.5k-3.6k Qwen tokens) in a preallocated cache;
 - a 3-stage request group: the page prefix prefilled once and reused by the three stage tails
   (what the ``shared`` layout lets vLLM's prefix cache do), against the three prompts in full.
 
@@ -68,14 +68,15 @@ TINY = {
     "head_dim": 16,
 }
 
-#: Tokens per page (2 queries x 3 stages = 6 requests) used when no --judge-json is given. Prefilled
-#: tokens: bench/judge.py as docs/judge.md reports it (1,603,542 paper and 395,732 shared over 105
-#: pages); prompt tokens: those over 1 - the measured prefix-cache hit rate (0.295, 0.881); output
-#: tokens: every justification at the bench's 100-character cap, 1,191 characters of JSON per
-#: (page, query) at 3.5 characters per token (an upper end, not measured).
+#: Tokens per page (2 queries x 3 stages = 6 requests) used when no --judge-json is given, counted with
+#: Qwen's own vocabulary. Prompt and prefilled tokens: ``bench/judge.py --rank-file qwen.tiktoken`` as
+#: docs/judge.md reports it (1,134,474 paper and 277,520 shared prefilled over 105 pages, vLLM's
+#: prefix cache). Output tokens: every justification at the bench's 100-character cap, the stages'
+#: JSON written from the pages' own words (2,693 characters per page over 92 pages long enough),
+#: 873 Qwen tokens per page (an upper end for that cap; a random model's output says nothing).
 JUDGE_TOKENS_PER_PAGE = {
-    "paper": {"requests": 6.0, "prompt_tokens": 21662.0, "prefill_tokens": 15271.8, "output_tokens": 681.0},
-    "shared": {"requests": 6.0, "prompt_tokens": 31672.0, "prefill_tokens": 3768.9, "output_tokens": 681.0},
+    "paper": {"requests": 6.0, "prompt_tokens": 15138.2, "prefill_tokens": 10804.5, "output_tokens": 873.1},
+    "shared": {"requests": 6.0, "prompt_tokens": 21432.2, "prefill_tokens": 2643.0, "output_tokens": 873.1},
 }
 
 
@@ -86,7 +87,7 @@ class Plan:
     prompt_lengths: tuple[int, ...]
     batch_sizes: tuple[int, ...]
     decode_contexts: tuple[int, ...]
-    """Tokens each decoding sequence holds (the judge's requests hold 3.6k-5.3k)."""
+    """Tokens each decoding sequence holds (the judge's requests hold 2.5k-3.6k Qwen tokens)."""
     decode_steps: int
     group_prefix: int
     """Tokens of the page prefix of a request group (URL, page text)."""

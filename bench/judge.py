@@ -9,7 +9,13 @@ engine (against a real ``vllm serve``) run on the same pages for throughput. The
 page of both layouts become projected GPU-hours per 1M pages (``judge.cost``: an H200 roofline for
 Qwen3-8B unless measured figures replace it; see docs/judge.md, "Cost").
 
-Usage: ``.venv/bin/python bench/judge.py [--pages 105] [--queries 2]``. Last line: one JSON object.
+The tiny model's tokenizer is a 4,096-token BPE trained on the pages, which cuts more tokens per
+character than Qwen's; ``--rank-file qwen.tiktoken`` (Qwen's published BPE ranks, the 151,643 regular
+tokens Qwen 1 to 3 share) gives the tiny model Qwen's own vocabulary, so that the token counts and the
+projection are the real judge's (the bench checks the conversion against ``tiktoken`` on the pages).
+
+Usage: ``.venv/bin/python bench/judge.py [--pages 105] [--queries 2] [--rank-file qwen.tiktoken]``.
+Last line: one JSON object.
 """
 
 from __future__ import annotations
@@ -110,6 +116,25 @@ def _tokens_per_page(result: dict, pages: int) -> dict:
     return {"requests": per_page.pop("judgments"), **per_page}
 
 
+def _same_as_tiktoken(rank_file: Path, texts: list[str]) -> str:
+    """How many texts the converted tokenizer cuts exactly as ``tiktoken`` does with the same ranks."""
+    import unicodedata
+
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    from tests.support.tiny_model import QWEN_SPLIT, qwen_tokenizer
+
+    ranks = load_tiktoken_bpe(str(rank_file))
+    reference = tiktoken.Encoding("qwen", pat_str=QWEN_SPLIT, mergeable_ranks=ranks, special_tokens={})
+    ours = qwen_tokenizer(rank_file)
+    same = sum(
+        reference.encode(unicodedata.normalize("NFC", t), disallowed_special=()) == ours.encode(t).ids
+        for t in texts
+    )
+    return f"identical to tiktoken on {same}/{len(texts)} pages"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=105, help="Real pages from ../shared/data (>= 100).")
@@ -122,7 +147,12 @@ def main() -> None:
     parser.add_argument(
         "--openai-pages", type=int, default=20, help="Pages for the openai-engine throughput."
     )
+    parser.add_argument(
+        "--rank-file", type=Path, help="Qwen's qwen.tiktoken: count tokens with Qwen's vocabulary."
+    )
     args = parser.parse_args()
+    if args.rank_file and not args.rank_file.is_file():
+        parser.error(f"--rank-file: {args.rank_file} is not a file")
 
     os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
@@ -142,7 +172,14 @@ def main() -> None:
         requests = _requests(pages, queries)
         print(f"pages={pages.num_rows} queries={len(queries)} requests={requests.num_rows}", flush=True)
         texts = [t for t in pages["text_full"].to_pylist() if t]
-        model_dir = build_tiny_qwen2(work / "tiny", vocab_size=4096, corpus=texts)
+        if args.rank_file:
+            model_dir = build_tiny_qwen2(work / "tiny", rank_file=args.rank_file)
+            checked = _same_as_tiktoken(args.rank_file, texts)
+            tokenizer = f"Qwen's vocabulary ({args.rank_file.name}), {checked}"
+        else:
+            model_dir = build_tiny_qwen2(work / "tiny", vocab_size=4096, corpus=texts)
+            tokenizer = "BPE of 4,096 tokens trained on the pages"
+        print(f"tokenizer: {tokenizer}", flush=True)
 
         results: dict = {}
         ray.init(num_cpus=8, include_dashboard=False, _temp_dir=str(work / "ray"), log_to_driver=False)
@@ -198,6 +235,7 @@ def main() -> None:
             },
             "openai_valid_json_rate": results["openai_vllm_serve"]["valid_json_rate"],
             "model": "tiny random Qwen2 (2 layers, hidden 128), vLLM CPU",
+            "tokenizer": tokenizer,
             "tokens_per_page": per_page,
             # Token counts measured here; GPU throughput from judge.cost.GpuThroughput (docs/judge.md).
             "gpu_projection": gpu.gpu,

@@ -3,7 +3,8 @@
 No model weights can be downloaded here, and none of the tests need a model that judges well: they
 exercise the mechanics (engine start, batching, prefix caching, structured output, accounting).
 The model is built from scratch in about two seconds: a byte-level BPE tokenizer trained with
-``tokenizers`` on some text, a 2-layer Qwen2 with random weights written by ``transformers``
+``tokenizers`` on some text (or Qwen's own vocabulary, read from a ``qwen.tiktoken`` rank file, when
+the token counts must be the real judge's), a 2-layer Qwen2 with random weights written by ``transformers``
 (config + safetensors), and a ChatML chat template, so vLLM (CPU or GPU) and ``vllm serve`` load it
 like any Hugging Face model directory.
 
@@ -28,6 +29,12 @@ CHAT_TEMPLATE = (
 )
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>")
+
+#: Qwen's pre-tokenizer split (its tokenizer files; digits one by one, unlike GPT-4's ``\p{N}{1,3}``).
+QWEN_SPLIT = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
 
 #: Training text used when the caller gives none: enough varied English and JSON to learn useful merges.
 _DEFAULT_CORPUS = (
@@ -58,6 +65,23 @@ def _train_tokenizer(corpus: Iterable[str], vocab_size: int):
     return tokenizer
 
 
+def qwen_tokenizer(rank_file: str | Path):
+    """Qwen's byte-level BPE (Qwen 1 to 3 share its 151,643 regular tokens) from a tiktoken rank file.
+
+    The file is ``qwen.tiktoken`` as Qwen's repositories publish it (base64 token, rank per line).
+    The result splits text as Qwen's tokenizer does (NFC, then ``QWEN_SPLIT``) and has our three
+    ChatML special tokens after the regular ones, as Qwen's vocabulary does.
+    """
+    from tokenizers import AddedToken, normalizers
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    converter = TikTokenConverter(vocab_file=str(rank_file), pattern=QWEN_SPLIT)
+    tokenizer = converter.converted()
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.add_special_tokens([AddedToken(t, normalized=False, special=True) for t in SPECIAL_TOKENS])
+    return tokenizer
+
+
 def build_tiny_qwen2(
     out_dir: str | Path,
     vocab_size: int = 2048,
@@ -69,6 +93,7 @@ def build_tiny_qwen2(
     max_position_embeddings: int = 8192,
     corpus: Iterable[str] | None = None,
     seed: int = 0,
+    rank_file: str | Path | None = None,
 ) -> Path:
     """Write a random-weight Qwen2 chat model directory that vLLM and ``vllm serve`` can load.
 
@@ -83,6 +108,8 @@ def build_tiny_qwen2(
         max_position_embeddings: Longest context the config admits.
         corpus: Texts to train the tokenizer on; a small built-in English/JSON sample when None.
         seed: Torch seed for the random weights (same seed, same weights).
+        rank_file: Qwen's ``qwen.tiktoken``: use Qwen's vocabulary (``qwen_tokenizer``) instead of
+            training one; ``vocab_size`` and ``corpus`` are then not used.
 
     Returns:
         The model directory (``out_dir`` as a Path).
@@ -92,8 +119,10 @@ def build_tiny_qwen2(
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    texts = list(corpus) if corpus is not None else [_DEFAULT_CORPUS] * 4
-    raw = _train_tokenizer(texts, vocab_size)
+    if rank_file is not None:
+        raw = qwen_tokenizer(rank_file)
+    else:
+        raw = _train_tokenizer(list(corpus) if corpus is not None else [_DEFAULT_CORPUS] * 4, vocab_size)
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=raw,
         bos_token=None,
