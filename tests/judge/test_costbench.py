@@ -99,7 +99,7 @@ def torch_threads():
 def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_records, capsys, torch_threads):
     path = tmp_path / "requests.csv"
     pacsv.write_csv(requests_for(page_records), path)
-    args = ["costbench", "--run", run_uri, "--requests", str(path), "--warmup", "3", "--sample", "8", "16"]
+    args = ["costbench", "--run", run_uri, "--requests", str(path), "--warmup", "2", "--sample", "12", "24"]
     assert main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["engine"] == "signals" and report["unit"] == "cpu_core_hours"
@@ -111,12 +111,12 @@ def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_reco
     assert torch.get_num_threads() == 1  # signals.threads: 1 unless set, so waiting threads bill nothing
     # Two sample sizes agree on the steady rate; the warm-up carried the model load.
     by_size = report["steady_state"]["seconds_per_page_by_size"]
-    assert list(by_size) == ["8", "16"]
+    assert list(by_size) == ["12", "24"]
     rates = [1 / s for s in by_size.values()]
     assert max(rates) / min(rates) <= 1.25, by_size
     assert report["steady_state"]["start_s"] > 0  # importing and loading MiniLM
-    assert [run["pages"] for run in report["runs"]] == [3, 3, 8, 16]
-    assert read_judgments(f"{run_uri}/costbench/sample/signals/pages-16").num_rows == 16 * 2 * 3
+    assert [run["pages"] for run in report["runs"]] == [2, 2, 12, 24]
+    assert read_judgments(f"{run_uri}/costbench/sample/signals/pages-24").num_rows == 24 * 2 * 3
     assert not (tmp_path / "run" / "judgments").exists()  # the run's own judgments are untouched
     assert main(args) == 2  # the label is taken: a rerun would time nothing
     assert "--label" in capsys.readouterr().err
