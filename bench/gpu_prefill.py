@@ -232,12 +232,6 @@ def kv_bytes_per_token(shape: dict) -> int:
     return 2 * 2 * shape["num_hidden_layers"] * shape["num_key_value_heads"] * shape["head_dim"]
 
 
-def weight_share(weight_bytes: float, kv_per_token: float, batch: int, context: int) -> float:
-    """The share of a decode step that reads weights (read once per step) rather than KV cache (each
-    sequence's whole context): what prefill compute can fill in a mixed batch."""
-    return weight_bytes / (weight_bytes + batch * context * kv_per_token)
-
-
 def projection(
     measured: dict,
     tokens_per_page: dict,
@@ -248,8 +242,9 @@ def projection(
     kv_per_token: float,
 ) -> dict:
     """GPU-hours per 1M pages per layout from measured throughputs and token counts per page."""
-    from judge.cost import GpuThroughput, gpu_hours_per_1m_pages
+    from judge.cost import DecodeRoofline, GpuThroughput, gpu_hours_per_1m_pages
 
+    steps = DecodeRoofline(weight_bytes=weight_bytes, kv_bytes_per_token=kv_per_token)
     out = {}
     for layout, tokens in tokens_per_page.items():
         request = tokens["prompt_tokens"] / tokens["requests"]
@@ -264,12 +259,10 @@ def projection(
             decode_tokens_per_s=fitted[batch],
             prefill_efficiency=prefill_efficiency,
             decode_efficiency=decode_efficiency,
-            decode_weight_share=weight_share(weight_bytes, kv_per_token, int(batch), int(context)),
+            decode_weight_share=steps.weight_share(int(batch), int(context)),
         )
         for suffix, overlapped in (("", False), ("_overlapped", True)):
-            hours = gpu_hours_per_1m_pages(
-                tokens["prefill_tokens"], tokens["output_tokens"], throughput, overlapped
-            )
+            hours = gpu_hours_per_1m_pages(tokens, tokens["requests"], throughput, overlapped)
             out[f"projected_gpu_hours_per_1m_pages_{layout}{suffix}"] = round(hours, 2)
         out[f"{layout}_basis"] = {
             "prefill_at_prompt_tokens": int(length),

@@ -242,9 +242,7 @@ def main() -> None:
             "gpu_projection": gpu.gpu,
             **{
                 f"projected_gpu_hours_per_1m_pages_{name}{suffix}": round(
-                    gpu_hours_per_1m_pages(
-                        tokens["prefill_tokens"], tokens["output_tokens"], gpu, overlapped
-                    ),
+                    gpu_hours_per_1m_pages(tokens, tokens["requests"], gpu, overlapped),
                     1,
                 )
                 for name, tokens in per_page.items()

@@ -34,6 +34,7 @@ import json
 import resource
 import sys
 import time
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -50,7 +51,9 @@ from jobs.ray_runtime import RayConfig, ensure_ray
 from judge import JudgeConfig, accounting, judge_pairs, judge_run, page_index, read_judgments
 from judge.cost import (
     PAGES_PER_PROJECTION,
+    VLLM_MAX_NUM_SEQS,
     GpuThroughput,
+    RequestShape,
     SteadyState,
     Timing,
     gpu_hours_per_1m_pages,
@@ -131,9 +134,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             number = int if "int" in str(field.annotation) else float
             parser.add_argument(flag, dest=f"options_{name}", type=number, help=help_text)
     for flag, name in _GPU_FLAGS.items():
-        field = GpuThroughput.__dataclass_fields__[name]
-        parser.add_argument("--" + flag.replace("_", "-"), type=type(field.default),
-                            help=f"GPU projection: {name} (default: {field.default})")  # fmt: skip
+        default = GpuThroughput.__dataclass_fields__[name].default
+        shown = "the roofline at the measured requests" if default is None else default
+        parser.add_argument("--" + flag.replace("_", "-"), type=str if name == "gpu" else float,
+                            help=f"GPU projection: {name} (default: {shown})")  # fmt: skip
 
 
 def options_from(args: argparse.Namespace) -> CostbenchOptions:
@@ -303,18 +307,23 @@ def project(
         if options.gpu_hour_price is not None:
             out["cost"] = hours["total"] * options.gpu_hour_price
             counts["cost"] = "gpu_hours x --gpu-hour-price"
-        gpu = options.gpu
+        requests, shape = usage["judgments_per_page"], RequestShape.of(tokens, usage["judgments_per_page"])
+        gpu = options.gpu.for_requests(shape)
         for suffix, overlapped in (("", False), ("_overlapped", True)):
-            out[f"projected_gpu_hours{suffix}"] = gpu_hours_per_1m_pages(
-                tokens["prefill_tokens"], tokens["output_tokens"], gpu, overlapped
-            )
+            out[f"projected_gpu_hours{suffix}"] = gpu_hours_per_1m_pages(tokens, requests, gpu, overlapped)
+        batch, context = gpu.roofline.batch(shape), shape.context_tokens
+        decode_basis = (
+            "as given"
+            if options.gpu.decode_tokens_per_s
+            else f"roofline: {batch} requests of {context:.0f} tokens of context"
+        )
         counts["projected_gpu_hours"] = (
             f"measured tokens per page at {gpu.gpu}: prefill at {gpu.prefill_tokens_per_s:g} tokens/s plus "
-            f"decode at {gpu.decode_tokens_per_s:g} tokens/s, not timed here"
+            f"decode at {gpu.decode_tokens_per_s:.0f} tokens/s ({decode_basis}), not timed here"
         )
         counts["projected_gpu_hours_overlapped"] = (
-            f"the same with prefill hidden in the weight reads of decode steps ({gpu.decode_weight_share:g} "
-            "of decode time)"
+            "the same with prefill hidden in the weight reads of decode steps "
+            f"({gpu.decode_weight_share:.3f} of decode time)"
         )
         return {"unit": unit, "per_1m_pages": _rounded(out), "counts": counts}
     # openai: billed per token, throttled per minute.
@@ -416,6 +425,20 @@ def compare(reports: dict[str, dict[str, Any]]) -> dict[str, float | None]:
             "steady_seconds_per_page": ratio(*steady)}  # fmt: skip
 
 
+def _decoding_as_configured(options: CostbenchOptions, config: JudgeConfig) -> CostbenchOptions:
+    """The GPU projection's decode batch capped by the requests the judge's engine takes at once
+    (``batch_size`` x ``max_concurrent_batches``) and by vLLM's ``max_num_seqs``."""
+    settings = config.vllm
+    limit = min(
+        settings.batch_size * settings.max_concurrent_batches,
+        int(settings.engine_kwargs.get("max_num_seqs", VLLM_MAX_NUM_SEQS)),
+    )
+    gpu = options.gpu
+    return options.model_copy(
+        update={"gpu": replace(gpu, roofline=replace(gpu.roofline, max_num_seqs=max(1, limit)))}
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         config = load_judge_config(args)
@@ -435,6 +458,7 @@ def run(args: argparse.Namespace) -> int:
         if config.engine == "signals" and config.signals.threads is None:
             config = config.model_copy(update={"signals": config.signals.model_copy(update={"threads": 1})})
         if config.engine == "vllm":
+            options = _decoding_as_configured(options, config)
             ensure_ray(RayConfig(num_cpus=args.num_cpus))
         layouts = ("paper", "shared") if options.compare_layouts else (config.prompts.layout,)
         reports = {

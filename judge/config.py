@@ -130,6 +130,13 @@ class VLLMConfig(_Strict):
     )
     max_model_len: int = Field(16384, ge=512, description="Context length of the engine.")
     batch_size: int = Field(32, ge=1, description="Rows per Ray Data batch sent to one engine.")
+    max_concurrent_batches: int = Field(
+        8,
+        ge=1,
+        description="Batches one engine works on at once. batch_size x this is the most requests it "
+        "decodes together (256 by default); vLLM batches up to 1024 on an H100/H200, so raise batch_size "
+        "to fill one (docs/judge.md, Cost).",
+    )
     concurrency: int = Field(1, ge=1, description="Engine replicas (actors).")
     tensor_parallel_size: int = Field(1, ge=1, description="GPUs per engine replica.")
     accelerator_type: str | None = Field(

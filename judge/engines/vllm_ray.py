@@ -87,6 +87,7 @@ class VLLMEngine(LLMEngine):
             model_source=s.model,
             engine_kwargs=engine_kwargs,
             batch_size=s.batch_size,
+            max_concurrent_batches=s.max_concurrent_batches,
             concurrency=s.concurrency,
             accelerator_type=s.accelerator_type,
             placement_group_config=placement,

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from jobs.cli import main
-from jobs.costbench import CostbenchOptions, project, split_by_length
+from jobs.costbench import CostbenchOptions, _decoding_as_configured, project, split_by_length
+from judge import JudgeConfig
 from judge.cost import GpuThroughput, SteadyState
 from judge.run import read_judgments
 from tests.judge.conftest import requests_for
@@ -54,15 +55,38 @@ def test_vllm_reports_gpu_and_node_hours_with_one_start_per_worker():
     assert per_1m["node_cpu_core_hours"] == round(100.1 / 8 * 96, 3)
     assert per_1m["cost"] == round(100.1 * 3.0, 3)
     assert per_1m["prefill_tokens"] == 2_000_000_000
-    # 2,000 prefilled tokens at 30k/s + 600 output tokens at 4.5k/s, per page
-    assert per_1m["projected_gpu_hours"] == round((2000 / 30_000 + 600 / 4_500) * 1e6 / 3600, 3)
-    # overlapped: prefill hides in the weight reads of the decode steps only (10 % of decode time)
-    hidden = 0.1 * 600 / 4_500
+    # 2,000 prefilled tokens at 30k/s + 600 output tokens at the H200 roofline's decode rate: 256
+    # requests of 1,000 prompt + 50 output tokens of context, each step reading 16.4 GB of weights and
+    # 147,456 bytes per token of context at 70 % of 4.8 TB/s
+    step_bytes = 16.4e9 + 256 * 1_050 * 147_456
+    decode_rate = 256 / (step_bytes / (0.7 * 4.8e12))
+    assert per_1m["projected_gpu_hours"] == round((2000 / 30_000 + 600 / decode_rate) * 1e6 / 3600, 3)
+    # overlapped: prefill hides in the weight reads of the decode steps only
+    hidden = 16.4e9 / step_bytes * 600 / decode_rate
     assert per_1m["projected_gpu_hours_overlapped"] == round(
-        (2000 / 30_000 + 600 / 4_500 - hidden) * 1e6 / 3600, 3
+        (2000 / 30_000 + 600 / decode_rate - hidden) * 1e6 / 3600, 3
     )
+    assert "256 requests of 1050 tokens of context" in report["counts"]["projected_gpu_hours"]
     assert set(per_1m) <= set(report["counts"]) | {"prompt_tokens", "cached_prompt_tokens", "output_tokens",
                                                     "steady_gpu_hours", "start_gpu_hours"}  # fmt: skip
+
+
+def test_vllm_projection_decodes_the_batch_the_engine_is_given():
+    # batch_size x max_concurrent_batches requests reach one engine at once, vLLM takes at most 1024
+    for vllm, batch in (
+        ({}, 256),
+        ({"batch_size": 8, "max_concurrent_batches": 4}, 32),
+        ({"batch_size": 512}, 1024),
+        ({"batch_size": 512, "engine_kwargs": {"max_num_seqs": 300}}, 300),
+    ):
+        config = JudgeConfig.model_validate({"engine": "vllm", "vllm": vllm})
+        options = _decoding_as_configured(_options(), config)
+        assert options.gpu.roofline.max_num_seqs == batch
+    small = project("vllm", STATE, USAGE, _decoding_as_configured(_options(), JudgeConfig.model_validate(
+        {"engine": "vllm", "vllm": {"batch_size": 1, "max_concurrent_batches": 1}})))  # fmt: skip
+    # one sequence at a time reads the weights for every output token: far slower decode
+    assert small["per_1m_pages"]["projected_gpu_hours"] > 5 * project("vllm", STATE, USAGE, _options())[
+        "per_1m_pages"]["projected_gpu_hours"]  # fmt: skip
 
 
 def test_openai_reports_money_and_hours_at_the_rate_limit():
