@@ -426,17 +426,27 @@ def compare(reports: dict[str, dict[str, Any]]) -> dict[str, float | None]:
 
 
 def _decoding_as_configured(options: CostbenchOptions, config: JudgeConfig) -> CostbenchOptions:
-    """The GPU projection's decode batch capped by the requests the judge's engine takes at once
-    (``batch_size`` x ``max_concurrent_batches``) and by vLLM's ``max_num_seqs``."""
+    """The GPU projection's decode as the judge's engine would run it: the batch capped by the requests
+    the engine takes at once (``batch_size`` x ``max_concurrent_batches``) and by vLLM's
+    ``max_num_seqs``; one byte per KV value for an fp8 ``kv_cache_dtype`` (the roofline's bf16 has two)."""
     settings = config.vllm
-    limit = min(
-        settings.batch_size * settings.max_concurrent_batches,
-        int(settings.engine_kwargs.get("max_num_seqs", VLLM_MAX_NUM_SEQS)),
-    )
+    kwargs = settings.engine_kwargs
+    try:
+        engine_limit = int(kwargs.get("max_num_seqs", VLLM_MAX_NUM_SEQS))
+    except (TypeError, ValueError):
+        raise InputError(
+            "judge config",
+            f"not a number: {kwargs['max_num_seqs']!r}",
+            field="vllm.engine_kwargs.max_num_seqs",
+        ) from None
     gpu = options.gpu
-    return options.model_copy(
-        update={"gpu": replace(gpu, roofline=replace(gpu.roofline, max_num_seqs=max(1, limit)))}
+    roofline = replace(
+        gpu.roofline,
+        max_num_seqs=max(1, min(settings.batch_size * settings.max_concurrent_batches, engine_limit)),
     )
+    if str(kwargs.get("kv_cache_dtype", "auto")).startswith("fp8"):
+        roofline = replace(roofline, kv_bytes_per_token=roofline.kv_bytes_per_token / 2)
+    return options.model_copy(update={"gpu": replace(gpu, roofline=roofline)})
 
 
 def run(args: argparse.Namespace) -> int:

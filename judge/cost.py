@@ -125,8 +125,8 @@ class DecodeRoofline:
     bandwidth_use: float = 0.7
     """Share of the peak bandwidth a decode step achieves."""
     kv_cache_bytes: float = 110e9
-    """GPU memory left to the KV cache: H200's 141 GB (139.8 GiB) at ``gpu_memory_utilization`` 0.9,
-    less the weights and ~8 GB of activations and CUDA graphs."""
+    """GPU memory left to the KV cache: H200's 141 GB at ``gpu_memory_utilization`` 0.9 (127 GB), less
+    16.4 GB of weights and ~1 GB of activations."""
     max_num_seqs: int = 256
     """Most sequences decoded at once: the judge's requests in flight per engine (``judge.vllm``:
     ``batch_size`` x ``max_concurrent_batches``, 32 x 8 by default), at most vLLM's own limit
@@ -189,7 +189,7 @@ class GpuThroughput:
     can fill. A mixed batch's matrix multiplications read the weights once for its decode and prefill
     tokens alike, so prefill compute runs in that time; the attention over each sequence's KV cache is
     a memory-bound kernel of its own, which prefill does not fill. None: ``roofline``'s share at the
-    requests' batch and context (Qwen3-8B on an H200, the judge's requests: 3-10 %)."""
+    requests' batch and context (Qwen3-8B on an H200, the judge's requests, 256 at once: 11-14 %)."""
     roofline: DecodeRoofline = field(default_factory=DecodeRoofline)
     """The model and GPU behind the decode figures left None."""
 

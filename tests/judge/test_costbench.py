@@ -8,6 +8,7 @@ import pyarrow.csv as pacsv
 import pytest
 import yaml
 
+from crawler.base import InputError
 from jobs.cli import main
 from jobs.costbench import CostbenchOptions, _decoding_as_configured, project, split_by_length
 from judge import JudgeConfig
@@ -84,6 +85,11 @@ def test_vllm_projection_decodes_the_batch_the_engine_is_given():
         assert options.gpu.roofline.max_num_seqs == batch
     small = project("vllm", STATE, USAGE, _decoding_as_configured(_options(), JudgeConfig.model_validate(
         {"engine": "vllm", "vllm": {"batch_size": 1, "max_concurrent_batches": 1}})))  # fmt: skip
+    fp8 = JudgeConfig.model_validate({"engine": "vllm", "vllm": {"engine_kwargs": {"kv_cache_dtype": "fp8"}}})
+    assert _decoding_as_configured(_options(), fp8).gpu.roofline.kv_bytes_per_token == 147_456 / 2
+    bad = JudgeConfig.model_validate({"engine": "vllm", "vllm": {"engine_kwargs": {"max_num_seqs": "many"}}})
+    with pytest.raises(InputError, match="max_num_seqs"):
+        _decoding_as_configured(_options(), bad)
     # one sequence at a time reads the weights for every output token: far slower decode
     assert small["per_1m_pages"]["projected_gpu_hours"] > 5 * project("vllm", STATE, USAGE, _options())[
         "per_1m_pages"]["projected_gpu_hours"]  # fmt: skip
