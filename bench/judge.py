@@ -29,10 +29,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data"
 sys.path.insert(0, str(REPO))
+
+if TYPE_CHECKING:
+    from judge.cost import GpuThroughput, RequestShape
 
 
 def _queries(n: int) -> list[tuple[str, str]]:
@@ -161,7 +165,7 @@ def main() -> None:
     import ray
 
     from judge import JudgeConfig
-    from judge.cost import GpuThroughput, gpu_hours_per_1m_pages
+    from judge.cost import GpuThroughput, RequestShape, gpu_hours_per_1m_pages
     from tests.support.sample_pages import sample_page_records
     from tests.support.serve import STRUCTURED_OUTPUTS, openai_server
     from tests.support.tiny_model import build_tiny_qwen2
@@ -240,6 +244,10 @@ def main() -> None:
             "tokens_per_page": per_page,
             # Token counts measured here; GPU throughput from judge.cost.GpuThroughput (docs/judge.md).
             "gpu_projection": gpu.gpu,
+            "gpu_projection_decode": {
+                name: _decode_basis(gpu, RequestShape.of(tokens, tokens["requests"]))
+                for name, tokens in per_page.items()
+            },  # fmt: skip
             **{
                 f"projected_gpu_hours_per_1m_pages_{name}{suffix}": round(
                     gpu_hours_per_1m_pages(tokens, tokens["requests"], gpu, overlapped),
@@ -252,6 +260,17 @@ def main() -> None:
         print(json.dumps(final))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _decode_basis(gpu: GpuThroughput, shape: RequestShape) -> dict:
+    """The decode figures the projection takes for one layout's requests (``judge.cost`` roofline)."""
+    concrete = gpu.for_requests(shape)
+    return {
+        "tokens_per_s": round(concrete.decode_tokens_per_s),
+        "batch": gpu.roofline.batch(shape),
+        "context_tokens": round(shape.context_tokens),
+        "weight_share": round(concrete.decode_weight_share, 4),
+    }
 
 
 if __name__ == "__main__":
