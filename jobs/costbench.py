@@ -314,7 +314,7 @@ def project(
         batch, context = gpu.roofline.batch(shape), shape.context_tokens
         decode_basis = (
             "as given"
-            if options.gpu.decode_tokens_per_s
+            if options.gpu.decode_tokens_per_s is not None
             else f"roofline: {batch} requests of {context:.0f} tokens of context"
         )
         counts["projected_gpu_hours"] = (

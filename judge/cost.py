@@ -208,14 +208,12 @@ class GpuThroughput:
 
     def for_requests(self, shape: RequestShape) -> GpuThroughput:
         """These throughputs with the decode figures left None taken from ``roofline`` at ``shape``."""
-        batch = self.roofline.batch(shape)
-        return replace(
-            self,
-            decode_tokens_per_s=self.decode_tokens_per_s or self.roofline.tokens_per_s(shape),
-            decode_weight_share=self.decode_weight_share
-            if self.decode_weight_share is not None
-            else self.roofline.weight_share(batch, shape.context_tokens),
-        )
+        rate, share = self.decode_tokens_per_s, self.decode_weight_share
+        if rate is None:
+            rate = self.roofline.tokens_per_s(shape)
+        if share is None:
+            share = self.roofline.weight_share(self.roofline.batch(shape), shape.context_tokens)
+        return replace(self, decode_tokens_per_s=rate, decode_weight_share=share)
 
     def seconds_per_page(
         self, prefill_tokens: float, output_tokens: float, overlapped: bool = False
