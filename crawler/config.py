@@ -49,6 +49,13 @@ class Politeness(_Model):
         "asking for more is not crawled: its URLs end as robots_disallowed.",
     )
     total_concurrency: int = Field(256, ge=1, description="Parallel requests of one shard process in total.")
+    cross_host_redirects: Literal["defer", "follow"] = Field(
+        "defer",
+        description="A redirect to a host outside the shard: 'defer' fetches its target in a later "
+        "redirect round, in shards packed by the target's host (as Nutch records redirects for its next "
+        "fetch cycle), so that the host's limits hold across the cluster; 'follow' fetches it at once, "
+        "from this shard, beside whichever shard holds that host.",
+    )
     user_agent: str = Field(
         "sourcebench-crawler/0.1 (+https://github.com/WukLab/SourceBench; research audit)",
         description="User-Agent header, also the agent name matched against robots.txt.",

@@ -6,6 +6,7 @@ the bottom of the dependency chain (``jobs -> judge -> crawler``) so that all th
     <run>/manifest.json                     the audit manifest (attempts, stages, config)
     <run>/inputs/{queries,citations,selected_sources}.parquet
     <run>/crawl/shards/<shard>.json         the crawl plan;  crawl/_done/<shard>.json  its markers
+    <run>/crawl/redirects/<shard>-<seq>.json    cross-host redirects a shard left to the next round
     <run>/crawl/{manifest,hosts,summary}.json   the crawl's settings, per-host backlog and run summary
     <run>/pages/<shard>-<seq>.parquet       page records (the judge's units of work)
     <run>/warc/<shard>-<seq>.warc.gz
@@ -112,6 +113,15 @@ class RunLayout:
         return self.marker(self.crawl, shard_id)
 
     @property
+    def crawl_redirects(self) -> str:
+        """The folder of the redirects shards deferred to a later round (``crawler.redirects``)."""
+        return f"{self.crawl}/redirects"
+
+    def crawl_redirect_part(self, stem: str) -> str:
+        """The redirects deferred by one committed part of a shard (the page part's stem)."""
+        return f"{self.crawl_redirects}/{stem}.json"
+
+    @property
     def crawl_manifest(self) -> str:
         """The crawl's settings and URL count, written before any shard runs."""
         return f"{self.crawl}/manifest.json"
@@ -140,7 +150,8 @@ class RunLayout:
 
     @staticmethod
     def part_of(name: str) -> tuple[str, int] | None:
-        """(shard, sequence number) of a page or WARC part, or None for a part named some other way."""
+        """(shard, sequence number) of a page, WARC or redirects part, or None for a part named some other
+        way."""
         match = _PART.match(name)
         return (match.group("shard"), int(match.group("seq"))) if match else None
 
@@ -241,7 +252,7 @@ def _unique_stamp() -> str:
     return f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
 
 
-_PART = re.compile(r"^(?P<shard>shard-\d+)-(?P<seq>\d+)\.(?:parquet|warc\.gz)$")
+_PART = re.compile(r"^(?P<shard>shard-\d+)-(?P<seq>\d+)\.(?:parquet|warc\.gz|json)$")
 
 #: The layout every run uses.
 LAYOUT = RunLayout()

@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawler.config import CrawlConfig
-from crawler.fetch.sink import PartSink, committed_keys, next_sequence, part_names
+from crawler.fetch.sink import PartSink, committed_keys, committed_redirects, next_sequence, part_names
 from crawler.layout import LAYOUT
 from crawler.records import page_record
 from crawler.schema import PAGE_SCHEMA
@@ -101,8 +101,8 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
 
     Returns:
         The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status, per-host
-        URLs, requests and busy seconds, pages, parts, wall time, peak memory of the shard process,
-        robots/render settings.
+        URLs, requests and busy seconds, pages, parts, the cross-host redirects left to the next round,
+        wall time, peak memory of the shard process, robots/render settings.
     """
     store = RunStore(run_uri)
     if store.is_done(LAYOUT.crawl, shard.shard_id):
@@ -134,6 +134,7 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
         "hosts": _host_stats(shard, reports),
         "statuses": page_status_counts(store, part_names(store, shard.shard_id)),
         "parts": len(part_names(store, shard.shard_id)),
+        "deferred_redirects": len(committed_redirects(store, shard.shard_id)),
         "wall_s": round(time.monotonic() - started, 3),
         "attempts": len(reports),
         "peak_rss_mb": max([r.get("peak_rss_mb", 0) for r in reports] or [0]),

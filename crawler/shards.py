@@ -23,6 +23,15 @@ class ShardEntry:
     url: str
     original_urls: tuple[str, ...]
     invalid: str | None = None  # why the cited string is not a fetchable URL (then it ends as error)
+    fetch_url: str | None = None
+    """Where to fetch it when not at ``url``: a cross-host redirect's target, deferred by an earlier round."""
+    via: tuple[str, ...] = ()
+    """The redirect hops followed before ``fetch_url`` by earlier rounds (the record's chain starts so)."""
+
+    @property
+    def target(self) -> str:
+        """The URL the shard requests."""
+        return self.fetch_url or self.url
 
 
 @dataclass(frozen=True)
@@ -36,6 +45,8 @@ class CrawlShard:
 
     shard_id: str
     entries: tuple[ShardEntry, ...]
+    round: int = 0
+    """0 for the cited URLs; n for the targets of cross-host redirects deferred by round n - 1."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,10 +54,17 @@ class CrawlShard:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CrawlShard:
         entries = tuple(
-            ShardEntry(e["url_key"], e["url"], tuple(e["original_urls"]), e.get("invalid"))
+            ShardEntry(
+                e["url_key"],
+                e["url"],
+                tuple(e["original_urls"]),
+                e.get("invalid"),
+                e.get("fetch_url"),
+                tuple(e.get("via", ())),
+            )
             for e in data["entries"]
         )
-        return cls(data["shard_id"], entries)
+        return cls(data["shard_id"], entries, data.get("round", 0))
 
 
 def shard_name(index: int) -> str:
@@ -84,7 +102,7 @@ def group_urls(urls: Iterable[str]) -> list[ShardEntry]:
 
 def entry_host(entry: ShardEntry) -> str:
     """The host an entry is fetched from ("" for a string that is not a URL)."""
-    return "" if entry.invalid else (urlsplit(entry.url).hostname or "")
+    return "" if entry.invalid else (urlsplit(entry.target).hostname or "")
 
 
 def pack_entries(entries: list[ShardEntry], shard_size: int) -> list[list[ShardEntry]]:
@@ -128,6 +146,17 @@ def plan_shards(urls: Iterable[str], shard_size: int, *, first_index: int = 0) -
     return [
         CrawlShard(shard_name(first_index + n), tuple(entries))
         for n, entries in enumerate(pack_entries(group_urls(urls), shard_size))
+    ]
+
+
+def redirect_round(
+    entries: Iterable[ShardEntry], shard_size: int, round_no: int, first_index: int
+) -> list[CrawlShard]:
+    """The shards of redirect round ``round_no``: the entries an earlier round deferred, each to be
+    fetched at its redirect target, packed by the target's host as the cited URLs are."""
+    return [
+        CrawlShard(shard_name(first_index + n), tuple(part), round_no)
+        for n, part in enumerate(pack_entries(list(entries), shard_size))
     ]
 
 

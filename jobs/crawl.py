@@ -8,7 +8,8 @@ Examples::
     ray job submit --working-dir . -- python -m jobs.crawl --run s3://bucket/a1 --urls s3-free-list.txt
 
 Output: ``<run>/pages/*.parquet`` (PAGE_SCHEMA, one row per url_key), ``<run>/warc/*.warc.gz``,
-``<run>/crawl/manifest.json`` (config, robots override), ``crawl/shards/*.json`` (the plan),
+``<run>/crawl/manifest.json`` (config, robots override), ``crawl/shards/*.json`` (the plan, redirect
+rounds included), ``crawl/redirects/*.json`` (the cross-host redirects each shard left to the next round),
 ``crawl/_done/*.json`` (per-shard summaries), ``crawl/hosts.json`` (per-host backlog: URLs, shards,
 time spent) and ``crawl/summary.json``.
 """
@@ -22,16 +23,18 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from crawler.base import InputError, RunStore, apply_override
 from crawler.config import CrawlConfig
+from crawler.fetch.sink import committed_redirects
 from crawler.layout import LAYOUT
 from crawler.runner import reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
-from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, shard_name
+from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, redirect_round, shard_name
 from jobs.cli import add_set_argument, positive_int, run_module
 from jobs.progress import crawl_progress
 from jobs.ray_runtime import RayConfig, ensure_ray
@@ -56,6 +59,30 @@ def load_plan(store: RunStore, urls: Iterable[str], shard_size: int) -> list[Cra
     return shards
 
 
+def plan_redirect_round(
+    store: RunStore, shards: list[CrawlShard], round_no: int, shard_size: int
+) -> list[CrawlShard]:
+    """The shards of redirect round ``round_no`` that the plan does not hold yet: the cross-host
+    redirects deferred by the shards of the round before, packed by the host of their targets, and
+    stored with the plan (so a rerun plans each once)."""
+    planned = {entry.url_key for shard in shards if shard.round == round_no for entry in shard.entries}
+    deferred = []
+    for shard in shards:
+        if shard.round != round_no - 1:
+            continue
+        entries = {entry.url_key: entry for entry in shard.entries}
+        for redirect in committed_redirects(store, shard.shard_id):
+            entry = entries.get(redirect["url_key"])
+            if entry is None or entry.url_key in planned:
+                continue
+            planned.add(entry.url_key)
+            deferred.append(replace(entry, fetch_url=redirect["target"], via=tuple(redirect["via"])))
+    new = redirect_round(deferred, shard_size, round_no, first_index=len(shards))
+    for shard in new:
+        store.write_json(LAYOUT.crawl_shard(shard.shard_id), shard.to_dict())
+    return new
+
+
 def write_manifest(store: RunStore, config: CrawlConfig, shards: list[CrawlShard]) -> None:
     manifest = {
         "stage": LAYOUT.crawl,
@@ -69,9 +96,14 @@ def write_manifest(store: RunStore, config: CrawlConfig, shards: list[CrawlShard
         "allowlist": list(config.network.allowlist),
         "replay_warcs": list(config.replay_warcs),
         "shards": len(shards),
-        "urls": sum(len(s.entries) for s in shards),
+        "urls": cited_urls(shards),
     }
     store.write_json(LAYOUT.crawl_manifest, manifest)
+
+
+def cited_urls(shards: list[CrawlShard]) -> int:
+    """The plan's url_keys (a redirect round refetches url_keys of round 0: not counted again)."""
+    return sum(len(shard.entries) for shard in shards if shard.round == 0)
 
 
 def _task_resources(config: CrawlConfig) -> dict[str, float]:
@@ -146,6 +178,10 @@ def crawl_run(
 ) -> dict[str, Any]:
     """Crawl ``urls`` into the run, one Ray task per shard; resumes whatever an earlier call committed.
 
+    The cited URLs are round 0. A redirect to a host its shard does not hold is deferred
+    (``politeness.cross_host_redirects``); once a round is done, its deferred targets are planned as the
+    next round's shards, packed by host, so that every host is crawled by one chain of shards at a time.
+
     Args:
         run_uri: The run directory (local path or ``s3://``).
         urls: Cited URLs (duplicates and variant spellings are fetched once).
@@ -156,9 +192,9 @@ def crawl_run(
             (e.g. ``timeout``, ``error``); their old records are replaced, never doubled.
 
     Returns:
-        The run summary (also ``crawl/summary.json``): URLs, shards, counts by status, pages/s, the
-        number of hosts and the ten that took the longest (``busiest_hosts``, see ``host_backlog``), and
-        the shards the stall watchdog stopped.
+        The run summary (also ``crawl/summary.json``): URLs, shards, rounds, deferred redirects, counts
+        by status, pages/s, the number of hosts and the ten that took the longest (``busiest_hosts``,
+        see ``host_backlog``), and the shards the stall watchdog stopped.
     """
     if unknown := set(retry_statuses) - RETRYABLE_STATUSES:
         raise ValueError(f"cannot retry status {sorted(unknown)}: one of {sorted(RETRYABLE_STATUSES)}")
@@ -167,22 +203,35 @@ def crawl_run(
     shards = load_plan(store, urls, config.shard_size)
     write_manifest(store, config, shards)
     retried = sum(reopen_shard(store, shard.shard_id, retry_statuses) for shard in shards)
-    pending = [s for s in shards if not store.is_done(LAYOUT.crawl, s.shard_id)]
-    summaries = [store.done_info(LAYOUT.crawl, s.shard_id) for s in shards if s not in pending]
-    if pending and use_ray:
-        summaries += _run_on_ray(pending, run_uri, config, ray_address)
-    else:
-        summaries += [run_shard(shard, run_uri, config) for shard in pending]
+    summaries: list[dict[str, Any]] = []
+    ran: set[str] = set()
+    round_no = 0
+    while True:  # each round's deferred redirects are one hop longer: at most max_redirects + 1 rounds
+        if round_no:
+            shards += plan_redirect_round(store, shards, round_no, config.shard_size)
+        in_round = [s for s in shards if s.round == round_no]
+        if not in_round:
+            break
+        pending = [s for s in in_round if not store.is_done(LAYOUT.crawl, s.shard_id)]
+        summaries += [store.done_info(LAYOUT.crawl, s.shard_id) for s in in_round if s not in pending]
+        if pending and use_ray:
+            summaries += _run_on_ray(pending, run_uri, config, ray_address)
+        else:
+            summaries += [run_shard(shard, run_uri, config) for shard in pending]
+        ran.update(shard.shard_id for shard in pending)
+        round_no += 1
     statuses: Counter[str] = Counter()
     for summary in summaries:
         statuses.update(summary["statuses"])
     wall = time.monotonic() - started
-    fetched = sum(s["urls"] for s in summaries if s["shard_id"] in {p.shard_id for p in pending})
+    fetched = sum(s["urls"] - s.get("deferred_redirects", 0) for s in summaries if s["shard_id"] in ran)
     result = {
         "run": run_uri,
-        "urls": sum(len(s.entries) for s in shards),
+        "urls": cited_urls(shards),
         "shards": len(shards),
-        "shards_run": len(pending),
+        "shards_run": len(ran),
+        "rounds": round_no,
+        "deferred_redirects": sum(s.get("deferred_redirects", 0) for s in summaries),
         "statuses": dict(sorted(statuses.items())),
         "wall_s": round(wall, 3),
         "pages_per_s": round(fetched / wall, 2) if wall > 0 else None,

@@ -21,6 +21,19 @@ class FetchFailure(IgnoreRequest):
         self.status, self.message = status, message
 
 
+class RedirectDeferred(IgnoreRequest):
+    """A redirect to a host outside the shard, left to the next round (``politeness.cross_host_redirects``).
+
+    Args:
+        target: The redirect's target (credentials stripped).
+        via: The hops followed before it, the cited URL first.
+    """
+
+    def __init__(self, target: str, via: list[str]):
+        super().__init__(f"redirect to {target} deferred to the next round")
+        self.target, self.via = target, via
+
+
 TIMEOUT_ERRORS = (
     DownloadTimeoutError,
     twisted_error.TimeoutError,

@@ -21,7 +21,7 @@ from scrapy.http import Response
 from scrapy.resolver import CachingThreadedResolver
 
 from crawler.config import CrawlConfig
-from crawler.fetch.failures import FetchFailure, is_transient
+from crawler.fetch.failures import FetchFailure, RedirectDeferred, is_transient
 from crawler.netguard import AddressPolicy, BlockedAddress, is_ip_literal
 from crawler.retry import retry_after
 from crawler.urls import strip_credentials
@@ -175,13 +175,36 @@ class SizeCapCompressionMiddleware(HttpCompressionMiddleware):
 
 
 class RedirectLimitMiddleware(RedirectMiddleware):
-    """Redirects (every hop re-checked by the guard); more than the limit ends as ``error``."""
+    """Redirects (every hop re-checked by the guard); more than the limit ends as ``error``.
+
+    A page's redirect to a host that the shard does not hold is not followed when
+    ``politeness.cross_host_redirects`` is ``defer``: that host may be another shard's, crawled at its
+    limit right now, or a host many shards are redirected to at once. The target is left to the next
+    round (``RedirectDeferred``), whose shards are packed by host like the cited URLs.
+    """
+
+    defer: bool = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedirectLimitMiddleware:
+        middleware = super().from_crawler(crawler)
+        middleware.defer = crawl_config(crawler).politeness.cross_host_redirects == "defer"
+        return middleware
 
     def _redirect(self, redirected: Request, request: Request, reason: Any) -> Request:
         try:
-            return super()._redirect(redirected, request, reason)
+            followed = super()._redirect(redirected, request, reason)
         except IgnoreRequest as exc:
             raise FetchFailure("error", f"more than {self.max_redirect_times} redirects") from exc
+        own_hosts = getattr(self.crawler.spider, "own_hosts", None)
+        if (
+            self.defer
+            and own_hosts is not None
+            and "entry" in request.meta  # a page, not robots.txt
+            and urlsplit(followed.url).hostname not in own_hosts
+        ):
+            raise RedirectDeferred(strip_credentials(followed.url), followed.meta["redirect_urls"])
+        return followed
 
 
 class BackoffRetryMiddleware:

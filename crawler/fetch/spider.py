@@ -20,11 +20,11 @@ from crawler.config import CrawlConfig
 from crawler.decoding import classify
 from crawler.extract import extract_page
 from crawler.fetch.downloader import HostTiming
-from crawler.fetch.failures import failure_status
+from crawler.fetch.failures import RedirectDeferred, failure_status
 from crawler.fetch.sink import PartSink
 from crawler.fetch.watchdog import StallWatchdog, die_with_parent
 from crawler.records import page_record
-from crawler.shards import ShardEntry
+from crawler.shards import ShardEntry, entry_host
 
 
 def _content_type(response: Response) -> str | None:
@@ -67,6 +67,8 @@ class PageSpider(scrapy.Spider):
             else None
         )
         self.statuses: Counter[str] = Counter()
+        self.own_hosts = {entry_host(entry) for entry in entries} - {""}
+        """The hosts this shard holds: a redirect elsewhere is deferred (``RedirectLimitMiddleware``)."""
         self.requested: set[str] = set()
         self.timings: dict[str, HostTiming] = {}  # per host; the downloader's, once the crawl starts
         self.watchdog = StallWatchdog(lambda: len(self.sink.done), config.stall_timeout_s, self.stalled)
@@ -80,12 +82,11 @@ class PageSpider(scrapy.Spider):
                 self.commit(entry, status="error", error=entry.invalid)
                 continue
             self.requested.add(entry.url_key)
+            meta: dict[str, Any] = {"entry": entry}
+            if entry.via:  # a redirect an earlier round deferred: its hops count towards the limit
+                meta |= {"redirect_urls": list(entry.via), "redirect_times": len(entry.via)}
             yield scrapy.Request(
-                entry.url,
-                callback=self.on_page,
-                errback=self.on_failure,
-                meta={"entry": entry},
-                dont_filter=True,
+                entry.target, callback=self.on_page, errback=self.on_failure, meta=meta, dont_filter=True
             )
 
     def render_request(self, response: Response, static: dict[str, Any]) -> scrapy.Request:
@@ -171,6 +172,9 @@ class PageSpider(scrapy.Spider):
 
     def on_failure(self, failure: Failure) -> None:
         request = failure.request
+        if isinstance(failure.value, RedirectDeferred):
+            self.sink.defer(request.meta["entry"].url_key, failure.value.target, failure.value.via)
+            return
         status, message = failure_status(failure.value)
         self.commit(
             request.meta["entry"],

@@ -283,6 +283,9 @@ class LoopbackWeb:
             return False
         if path in ("/loop-a", "/loop-b"):
             return self._redirect(writer, "/loop-b" if path == "/loop-a" else "/loop-a")
+        if path.startswith("/to/"):  # /to/<host>/<path>: a redirect to that host (a link shortener)
+            _, _, target_host, rest = path.split("/", 3)
+            return self._redirect(writer, f"http://{target_host}:{self.port}/{rest}")
         if path == "/redirect-ok":
             return self._redirect(writer, "/article/landed")
         if path == "/redirect-metadata":

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from crawler.layout import LAYOUT
 from crawler.runner import read_pages, run_shard
 from crawler.schema import PAGE_SCHEMA, PAGE_STATUSES
 from crawler.shards import plan_shards
 from crawler.storage import RunStore
 from crawler.warc import iter_responses
+from jobs.crawl import crawl_run
 from tests.crawler.conftest import loopback_config
 
 A, B = "127.0.0.2", "127.0.0.3"
@@ -60,12 +62,16 @@ def crawl(web, tmp_path_factory):
         "ftp://example.com/file",
         f"http://localhost:{web.port}/",
     ]
-    config = loopback_config(limits={"timeout_s": 2}, flush_every=7)
+    config = loopback_config(limits={"timeout_s": 2}, flush_every=7, shard_size=100)
     (shard,) = plan_shards(urls, shard_size=100)
-    summary = run_shard(shard, run, config)
+    crawled = crawl_run(run, urls, config, use_ray=False)  # the redirect to 169.254.169.254 is round 1's
+    summary = RunStore(run).done_info(LAYOUT.crawl, shard.shard_id)
     table = read_pages(run)
     by_url = {row["url"]: row for row in table.to_pylist()}
-    return {"run": run, "summary": summary, "table": table, "rows": by_url, "shard": shard, "web": web}
+    return {
+        "run": run, "crawled": crawled, "summary": summary, "table": table, "rows": by_url, "shard": shard,
+        "web": web,
+    }  # fmt: skip
 
 
 def test_one_record_per_url_key(crawl):
@@ -98,7 +104,11 @@ def test_ssrf_guard_refuses_before_connecting(crawl):
     assert rows["http://10.0.0.1/"]["status"] == "blocked_address"
     localhost = rows[f"http://localhost:{web.port}/"]  # a name: refused after DNS resolution
     assert localhost["status"] == "blocked_address" and "127.0.0.1" in localhost["error"]
-    assert "metadata" in rows[web.url(A, "/redirect-metadata")]["error"]
+    to_metadata = rows[web.url(A, "/redirect-metadata")]  # another host: deferred, then refused in round 1
+    assert "metadata" in to_metadata["error"] and to_metadata["status"] == "blocked_address"
+    assert to_metadata["redirect_chain"] == [web.url(A, "/redirect-metadata")]
+    assert crawl["summary"]["deferred_redirects"] == 1
+    assert crawl["crawled"]["rounds"] == 2 and crawl["crawled"]["urls"] == len(crawl["shard"].entries)
     assert rows["ftp://example.com/file"]["status"] == "error"
 
 

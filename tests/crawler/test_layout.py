@@ -16,7 +16,10 @@ def test_page_and_warc_parts_name_their_shard_and_number():
     assert LAYOUT.part_of(f"{stem}.warc.gz") == ("shard-00012", 7)
     assert LAYOUT.shard_of_page_part(f"{stem}.parquet") == "shard-00012"
     assert LAYOUT.shard_of_page_part(f"{stem}.warc.gz") is None  # a WARC part is not a judge unit
-    for other in ("part-00000.parquet", "shard-1.parquet", "shard-00001-00000.json"):
+    assert LAYOUT.crawl_redirect_part(stem) == "crawl/redirects/shard-00012-00007.json"
+    assert LAYOUT.part_of(f"{stem}.json") == ("shard-00012", 7)  # its deferred redirects
+    assert LAYOUT.shard_of_page_part(f"{stem}.json") is None
+    for other in ("part-00000.parquet", "shard-1.parquet", "shard-00001-00000.csv"):
         assert LAYOUT.part_of(other) is None
 
 
