@@ -114,7 +114,7 @@ class RunLayout:
 
     @property
     def crawl_redirects(self) -> str:
-        """The folder of the redirects shards deferred to a later round (``crawler.redirects``)."""
+        """The folder of the redirects shards deferred to a later round (``crawler.fetch.sink``)."""
         return f"{self.crawl}/redirects"
 
     def crawl_redirect_part(self, stem: str) -> str:

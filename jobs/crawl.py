@@ -72,8 +72,8 @@ def plan_redirect_round(
             continue
         entries = {entry.url_key: entry for entry in shard.entries}
         for redirect in committed_redirects(store, shard.shard_id):
-            entry = entries.get(redirect["url_key"])
-            if entry is None or entry.url_key in planned:
+            entry = entries[redirect["url_key"]]  # a shard defers only its own url_keys
+            if entry.url_key in planned:
                 continue
             planned.add(entry.url_key)
             deferred.append(replace(entry, fetch_url=redirect["target"], via=tuple(redirect["via"])))

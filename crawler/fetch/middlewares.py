@@ -196,12 +196,10 @@ class RedirectLimitMiddleware(RedirectMiddleware):
             followed = super()._redirect(redirected, request, reason)
         except IgnoreRequest as exc:
             raise FetchFailure("error", f"more than {self.max_redirect_times} redirects") from exc
-        own_hosts = getattr(self.crawler.spider, "own_hosts", None)
         if (
             self.defer
-            and own_hosts is not None
             and "entry" in request.meta  # a page, not robots.txt
-            and urlsplit(followed.url).hostname not in own_hosts
+            and urlsplit(followed.url).hostname not in self.crawler.spider.own_hosts
         ):
             raise RedirectDeferred(strip_credentials(followed.url), followed.meta["redirect_urls"])
         return followed

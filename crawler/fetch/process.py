@@ -66,7 +66,6 @@ def main(spec_path: str) -> int:
         stats = crawler.stats.get_stats() if crawler.stats else {}
         report = {
             "fetched": len(sink.done),
-            "deferred": sink.deferred,
             "parts": sink.parts,
             "wall_s": round(time.monotonic() - started, 3),
             "peak_rss_mb": peak_rss_mb(),

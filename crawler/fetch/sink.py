@@ -73,7 +73,6 @@ class PartSink:
         self.redirects: list[dict[str, Any]] = []
         self.warc = WarcPartWriter()
         self.done: set[str] = set()
-        self.deferred = 0
         self.parts = 0
 
     def add(self, record: dict[str, Any]) -> None:
@@ -89,7 +88,6 @@ class PartSink:
         if url_key in self.done:
             return
         self.done.add(url_key)
-        self.deferred += 1
         self.redirects.append({"url_key": url_key, "target": target, "via": via})
         self._flush_if_full()
 
