@@ -11,9 +11,17 @@ counts the requests in flight at each host, at the server. One hot host holds ``
 
 Measured at the server: the most requests in flight at the hot host and at any host, the hot host's
 pages/s against its bound (concurrency / latency), and the other hosts' pages/s while the hot host is
-being crawled. The last output line is one JSON object.
+being crawled.
+
+Redirect scenario (``--redirect-share``, 0 skips it): the same URLs, but that share of the hot host's
+URLs is cited through two link-shortener hosts instead (``/to/<hot>/article/redirected/<n>``, a 302 to
+the hot host), so the hot host gets as many page requests, some of them from shards that do not hold it.
+It is crawled twice by ``crawl_run``: with ``politeness.cross_host_redirects: defer`` (ours: the targets
+are fetched in the next round, by shards of the hot host) and with ``follow`` (the shard that met the
+redirect fetches the target, as the crawl did before). The last output line is one JSON object.
 
     .venv/bin/python bench/politeness.py [--urls 1200] [--hosts 12] [--hot-share 0.34] [--shard-size 100]
+        [--redirect-share 0.25]
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ def rate(times: list[float], start: float, end: float) -> float | None:
 
 
 def measure(web: LoopbackWeb, hot: str, others: list[str], urls: int, wall: float, run: str) -> dict:
+    """Server-side figures of one crawl; ``others`` are the hosts whose throughput is compared."""
     hot_times, other_times = page_times(web, [hot]), page_times(web, others)
     hot_start, hot_end = hot_times[0], hot_times[-1]
     both_end = min(hot_end, other_times[-1])  # while the hot host and the others are both being crawled
@@ -84,6 +93,47 @@ def crawl(web: LoopbackWeb, urls: list[str], config: CrawlConfig, chained: bool)
     return time.perf_counter() - started, run, summary
 
 
+def redirect_scenario(
+    web: LoopbackWeb,
+    urls: list[str],
+    hot: str,
+    shorteners: list[str],
+    others: list[str],
+    share: float,
+    settings: dict,
+) -> dict:
+    """The hot host's limit when ``share`` of its URLs arrive through shorteners, ``defer`` and ``follow``."""
+    hot_prefix = web.url(hot, "/page/")
+    hot_indices = [i for i, url in enumerate(urls) if url.startswith(hot_prefix)]
+    chosen = hot_indices[:: max(1, round(1 / share))] if share > 0 else []
+    cited = list(urls)
+    for n, i in enumerate(chosen):
+        cited[i] = web.url(shorteners[n % len(shorteners)], f"/to/{hot}/article/redirected/{n}")
+    result: dict = {"redirected_urls": len(chosen), "shortener_hosts": len(shorteners)}
+    for mode in ("defer", "follow"):
+        politeness = {**settings["politeness"], "cross_host_redirects": mode}
+        variant = CrawlConfig.from_dict({**settings, "politeness": politeness})
+        wall, run, summary = crawl(web, cited, variant, chained=True)
+        try:
+            figures = measure(web, hot, others, len(cited), wall, run)
+        finally:
+            shutil.rmtree(run, ignore_errors=True)
+        targets_fetched = sum(n for (host, path), n in web.hits.items()
+                              if host == hot and path.startswith("/article/redirected/"))  # fmt: skip
+        result[mode] = {
+            "max_in_flight_hot_host": figures["max_in_flight_hot_host"],
+            "max_in_flight_other_hosts": figures["max_in_flight_other_hosts"],
+            "ok_fraction": figures["ok_fraction"],
+            "redirect_targets_fetched": targets_fetched,
+            "rounds": summary["rounds"],
+            "deferred_redirects": summary["deferred_redirects"],
+            "pages_per_s": figures["pages_per_s"],
+            "wall_s": figures["wall_s"],
+        }
+        print(f"redirects, {mode}: {json.dumps(result[mode])}", flush=True)
+    return result
+
+
 def cpu_model() -> str:
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
@@ -107,25 +157,29 @@ def main() -> None:
         "--ray-cpus", type=int, default=4, help="logical CPUs of the local Ray (shards at once)"
     )
     parser.add_argument("--no-baseline", action="store_true", help="skip the independent-shards baseline")
+    parser.add_argument(
+        "--redirect-share", type=float, default=0.25,
+        help="share of the hot host's URLs cited through link shorteners (0: no redirect scenario)",
+    )  # fmt: skip
     args = parser.parse_args()
 
     import ray
 
     hosts = [f"127.0.3.{i + 1}" for i in range(args.hosts)]
     hot, others = hosts[0], hosts[1:]
+    shorteners = [f"127.0.3.{args.hosts + i + 1}" for i in range(2)]
     hot_urls = round(args.urls * args.hot_share)
-    web = LoopbackWeb(hosts, latency_s=args.latency).start()
+    web = LoopbackWeb(hosts + shorteners, latency_s=args.latency).start()
     urls = [web.url(hot, f"/page/{i}") for i in range(hot_urls)]
     urls += [web.url(others[i % len(others)], f"/page/{i}") for i in range(args.urls - hot_urls)]
-    config = CrawlConfig.from_dict(
-        {
-            "network": {"allowlist": ["127.0.3.0/24"]},
-            "politeness": {"per_host_concurrency": args.per_host, "autothrottle": False},
-            "limits": {"timeout_s": 60},
-            "render": {"policy": "never"},
-            "shard_size": args.shard_size,
-        }
-    )
+    settings = {
+        "network": {"allowlist": ["127.0.3.0/24"]},
+        "politeness": {"per_host_concurrency": args.per_host, "autothrottle": False},
+        "limits": {"timeout_s": 60},
+        "render": {"policy": "never"},
+        "shard_size": args.shard_size,
+    }
+    config = CrawlConfig.from_dict(settings)
     shards = plan_shards(urls, args.shard_size)
     hot_shards = sum(any(entry_host(e) == hot for e in shard.entries) for shard in shards)
     temp_dir = tempfile.mkdtemp(prefix="sbray", dir="/tmp")
@@ -145,6 +199,9 @@ def main() -> None:
             runs.append(run)
             baseline = measure(web, hot, others, len(urls), wall, run)
             print(f"baseline (independent shards): {json.dumps(baseline)}", flush=True)
+        redirects = None
+        if args.redirect_share > 0:
+            redirects = redirect_scenario(web, urls, hot, shorteners, others, args.redirect_share, settings)
     finally:
         ray.shutdown()
         web.stop()
@@ -162,6 +219,7 @@ def main() -> None:
         "latency_s": args.latency,
         "per_host_concurrency": args.per_host,
         **{key: value for key, value in ours.items() if key != "wall_s"},
+        "redirects": redirects,
         "hot_host_bound_pages_per_s": round(args.per_host / args.latency, 1),
         "other_hosts_bound_pages_per_s": round(len(others) * args.per_host / args.latency, 1),
         "hot_host_active_s": busiest["active_s"],

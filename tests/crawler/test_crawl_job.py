@@ -147,3 +147,28 @@ def test_a_host_spanning_shards_keeps_its_limit_across_the_cluster(local_ray, tm
     assert busiest["requests"] >= 24 + 4  # its pages and a robots.txt per shard
     hosts = RunStore(str(tmp_path / "run")).read_json("crawl/hosts.json")
     assert {row["host"] for row in hosts} == {hot, *others} and summary["hosts"] == 3
+
+
+@pytest.mark.slow
+def test_redirects_to_a_host_in_other_shards_keep_its_limit_across_the_cluster(local_ray, tmp_path):
+    """Two shorteners' shards redirect to a host that has its own shards; on Ray the targets wait for the
+    next round and its chain, so the host never sees more than its limit (``follow`` saw 6 of 2 in
+    bench/politeness.py)."""
+    hot, shorteners = "127.0.2.1", ["127.0.2.4", "127.0.2.5"]
+    web = LoopbackWeb([hot, *shorteners], latency_s=0.1).start()
+    try:
+        urls = [web.url(hot, f"/page/{i}") for i in range(12)]
+        urls += [web.url(host, f"/to/{hot}/article/{host}-{i}") for host in shorteners for i in range(6)]
+        config = loopback_config(
+            shard_size=6, network={"allowlist": ["127.0.2.0/24"]}, politeness={"per_host_concurrency": 2}
+        )
+        summary = crawl_run(str(tmp_path / "run"), urls, config)
+    finally:
+        web.stop()
+    assert summary["statuses"] == {"ok": 24} and summary["urls"] == 24
+    assert summary["rounds"] == 2 and summary["deferred_redirects"] == 12
+    assert web.max_in_flight[hot] <= 2, dict(web.max_in_flight)
+    targets = {
+        path: n for (host, path), n in web.hits.items() if host == hot and path.startswith("/article/")
+    }
+    assert len(targets) == 12 and set(targets.values()) == {1}
