@@ -156,16 +156,22 @@ def stuffed_lines(text: str) -> list[str]:
     """Lines that repeat a few terms over and over (keyword stuffing): 12+ words drawn from at most 15
     distinct ones, fewer than 30 % of them distinct. A repeated headline (a news ticker) or caption
     has more distinct words and is not flagged."""
-    stuffed = []
-    for line in text.splitlines():
-        if len(line) < 60:
-            continue
-        # lower-cased once where that cannot change the words (a non-ASCII lower case may be longer)
-        words = _WORD.findall(line.lower()) if line.isascii() else [w.lower() for w in _WORD.findall(line)]
-        distinct = len(set(words))
-        if len(words) >= 12 and distinct <= 15 and distinct < 0.3 * len(words):
-            stuffed.append(line)
-    return stuffed
+    return [line for line in text.splitlines() if len(line) >= 60 and _is_stuffed(line)]
+
+
+def _is_stuffed(line: str) -> bool:
+    """Reads the words until a 16th distinct one decides the line (prose gets there in ~20 words)."""
+    ascii_line = line.isascii()
+    # lower-cased once where that cannot change the words (a non-ASCII lower case may be longer)
+    source = line.lower() if ascii_line else line
+    distinct: set[str] = set()
+    count = 0
+    for match in _WORD.finditer(source):
+        distinct.add(match.group() if ascii_line else match.group().lower())
+        count += 1
+        if len(distinct) > 15:
+            return False
+    return count >= 12 and len(distinct) < 0.3 * count
 
 
 def without_lines(text: str, lines: list[str]) -> str:
