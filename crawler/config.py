@@ -176,7 +176,9 @@ class CrawlConfig(_Model):
         description="Serve the crawl from these WARC/ARC files (paths or s3:// URIs), not the live web; "
         "a URL missing from them ends as error.",
     )
-    shard_size: int = Field(500, ge=1, description="URLs per shard (one Scrapy subprocess, one Ray task).")
+    shard_size: int = Field(
+        500, ge=1, description="URLs per shard (one Scrapy subprocess; a host's shards share one Ray task)."
+    )
     flush_every: int = Field(
         100,
         ge=1,
