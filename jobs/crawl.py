@@ -131,15 +131,19 @@ def _run_on_ray(
     once the one before it was done, every other shard already queued would take the freed CPU first,
     and the hot host, the crawl's critical path, would wait between its shards (measured by
     bench/politeness.py: its 5 shards then took 44 s for 22 s of fetching). The biggest chains go
-    first. A retried chain task skips its shards that are done and resumes a partial one.
+    first. A retried chain task skips its shards that are done and resumes a partial one; a chain gets
+    the two retries per shard that each shard had as a task of its own, so a long chain (a big host on
+    preemptible nodes) does not run out of them.
     """
     import ray
 
     ensure_ray(RayConfig(address=ray_address))
-    task = ray.remote(_run_chain).options(
-        num_cpus=config.ray_num_cpus, resources=_task_resources(config) or None, max_retries=2
-    )
-    refs = [task.remote(chain, run_uri, config) for chain in host_chains(shards)]
+    task = ray.remote(_run_chain)
+    placement = {"num_cpus": config.ray_num_cpus, "resources": _task_resources(config) or None}
+    refs = [
+        task.options(**placement, max_retries=2 * len(chain)).remote(chain, run_uri, config)
+        for chain in host_chains(shards)
+    ]
     return [summary for summaries in ray.get(refs) for summary in summaries]
 
 
