@@ -2,7 +2,8 @@
 
 ``run_shard`` is what a Ray task calls: it skips a shard already done, resumes a partly committed
 one (only url_keys without a committed record are fetched), waits for the subprocess, gives any URL
-it left without a record an ``error`` record, and writes the shard's done marker last.
+it left without a record an ``error`` record, and writes the shard's done marker last. ``host_pacing``
+reads from shard summaries what the next shard of a host must wait for.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawler.config import CrawlConfig
+from crawler.fetch.downloader import HostPacing
 from crawler.fetch.sink import PartSink, committed_keys, committed_redirects, next_sequence, part_names
 from crawler.layout import LAYOUT
 from crawler.records import page_record
@@ -45,7 +47,25 @@ def page_status_counts(store: RunStore, parts: Iterable[str] | None = None) -> d
     return dict(sorted(counts.items()))
 
 
-def _run_subprocess(store: RunStore, shard: CrawlShard, config: CrawlConfig) -> dict[str, Any]:
+def host_pacing(summaries: Iterable[dict[str, Any]]) -> dict[str, HostPacing]:
+    """Per host, over shard summaries: when it was last sent a request and its largest Crawl-delay."""
+    pacing: dict[str, HostPacing] = {}
+    for summary in summaries:
+        for host, stats in summary.get("hosts", {}).items():
+            if not stats.get("last_sent_at"):
+                continue
+            known = pacing.get(host)
+            delays = [d for d in (stats.get("crawl_delay_s"), known and known["crawl_delay_s"]) if d]
+            pacing[host] = {
+                "last_sent_at": max(stats["last_sent_at"], known["last_sent_at"] if known else 0.0),
+                "crawl_delay_s": max(delays) if delays else None,
+            }
+    return pacing
+
+
+def _run_subprocess(
+    store: RunStore, shard: CrawlShard, config: CrawlConfig, pacing: dict[str, HostPacing]
+) -> dict[str, Any]:
     """Run the Scrapy subprocess for ``shard``'s entries; returns its report (or why it failed)."""
     with tempfile.TemporaryDirectory(prefix=f"sb-{shard.shard_id}-") as tmp:
         spec_path, report_path = os.path.join(tmp, "spec.json"), os.path.join(tmp, "report.json")
@@ -56,6 +76,7 @@ def _run_subprocess(store: RunStore, shard: CrawlShard, config: CrawlConfig) -> 
             "first_seq": next_sequence(store, shard.shard_id),
             "report_path": report_path,
             "parent_pid": os.getpid(),
+            "host_pacing": pacing,
         }
         Path(spec_path).write_text(json.dumps(spec))
         env = dict(os.environ)
@@ -80,41 +101,61 @@ def _run_subprocess(store: RunStore, shard: CrawlShard, config: CrawlConfig) -> 
         return {"failed": f"shard process ended with {code}", "log_tail": tail}
 
 
-def _host_stats(shard: CrawlShard, reports: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per host of the shard: its URLs, the requests sent to it and the seconds it kept the shard busy."""
+def _host_stats(
+    shard: CrawlShard, reports: list[dict[str, Any]], pacing: dict[str, HostPacing]
+) -> dict[str, dict[str, Any]]:
+    """Per host of the shard: its URLs, the requests sent to it, the seconds it kept the shard busy,
+    and its pacing after the shard (``pacing`` is what it was before)."""
     urls = Counter(entry_host(entry) for entry in shard.entries if not entry.invalid)
-    stats = {host: {"urls": count, "requests": 0, "active_s": 0.0} for host, count in urls.items()}
+    stats: dict[str, dict[str, Any]] = {
+        host: {"urls": count, "requests": 0, "active_s": 0.0} for host, count in urls.items()
+    }
     for report in reports:
         for host, timing in report.get("hosts", {}).items():
             if host in stats:
                 stats[host]["requests"] += timing["requests"]
                 stats[host]["active_s"] = round(stats[host]["active_s"] + timing["active_s"], 3)
+    after = host_pacing([{"hosts": pacing}, *reports])
+    for host, row in stats.items():
+        row.update(after.get(host, {}))
     return stats
 
 
-def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str, Any]:
+def run_shard(
+    shard: CrawlShard, run_uri: str, config: CrawlConfig, pacing: dict[str, HostPacing] | None = None
+) -> dict[str, Any]:
     """Crawl one shard into ``<run>/pages/<shard_id>-<seq>.parquet`` and ``<run>/warc/...warc.gz``.
 
     Safe to call inside a Ray task and safe to call again after a crash: a done shard returns its
     stored summary; a partial one fetches only the url_keys without a committed record. The
     subprocess is retried once if it dies; URLs still without a record then end as ``error``.
 
+    Args:
+        shard: The shard to crawl.
+        run_uri: The run directory.
+        config: The crawl configuration.
+        pacing: What earlier shards left of their hosts' delays (``host_pacing`` of their
+            summaries): each host's first request waits for its delay since its last one.
+
     Returns:
         The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status, per-host
-        URLs, requests and busy seconds, pages, parts, the cross-host redirects left to the next round,
-        wall time, peak memory of the shard process, robots/render settings.
+        URLs, requests, busy seconds and pacing, pages, parts, the cross-host redirects left to the next
+        round, wall time, peak memory of the shard process, robots/render settings.
     """
     store = RunStore(run_uri)
     if store.is_done(LAYOUT.crawl, shard.shard_id):
         return store.done_info(LAYOUT.crawl, shard.shard_id)
     started = time.monotonic()
+    hosts = {entry_host(entry) for entry in shard.entries}
+    pacing = {host: paced for host, paced in (pacing or {}).items() if host in hosts}
     reports: list[dict[str, Any]] = []
     for _attempt in range(2):
         done = committed_keys(store, shard.shard_id)
         remaining = tuple(e for e in shard.entries if e.url_key not in done)
         if not remaining:
             break
-        reports.append(_run_subprocess(store, replace(shard, entries=remaining), config))
+        carried = host_pacing([{"hosts": pacing}, *reports])  # a failed attempt's report has no hosts
+        reports.append(_run_subprocess(store, replace(shard, entries=remaining), config, carried))
         if "failed" not in reports[-1]:
             break
     done = committed_keys(store, shard.shard_id)
@@ -131,7 +172,7 @@ def run_shard(shard: CrawlShard, run_uri: str, config: CrawlConfig) -> dict[str,
     summary = {
         "shard_id": shard.shard_id,
         "urls": len(shard.entries),
-        "hosts": _host_stats(shard, reports),
+        "hosts": _host_stats(shard, reports, pacing),
         "statuses": page_status_counts(store, part_names(store, shard.shard_id)),
         "parts": len(part_names(store, shard.shard_id)),
         "deferred_redirects": len(committed_redirects(store, shard.shard_id)),

@@ -30,11 +30,20 @@ from typing import Any
 
 from crawler.base import InputError, RunStore, apply_override
 from crawler.config import CrawlConfig
+from crawler.fetch.downloader import HostPacing
 from crawler.fetch.sink import committed_redirects
 from crawler.layout import LAYOUT
-from crawler.runner import reopen_shard, run_shard
+from crawler.runner import host_pacing, reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
-from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, redirect_round, shard_name
+from crawler.shards import (
+    CrawlShard,
+    entry_host,
+    group_urls,
+    host_chains,
+    pack_entries,
+    redirect_round,
+    shard_name,
+)
 from jobs.cli import add_set_argument, positive_int, run_module
 from jobs.progress import crawl_progress
 from jobs.ray_runtime import RayConfig, ensure_ray
@@ -117,13 +126,30 @@ def _task_resources(config: CrawlConfig) -> dict[str, float]:
     return present
 
 
-def _run_chain(chain: list[CrawlShard], run_uri: str, config: CrawlConfig) -> list[dict[str, Any]]:
-    """The shards of one host chain, one after another, in one Ray task (see ``_run_on_ray``)."""
-    return [run_shard(shard, run_uri, config) for shard in chain]
+def _run_chain(
+    chain: list[CrawlShard], run_uri: str, config: CrawlConfig, pacing: dict[str, HostPacing]
+) -> list[dict[str, Any]]:
+    """The shards of one host chain, one after another (see ``_run_on_ray``); each starts from the
+    pacing of its hosts that the shards before it (and ``pacing``, earlier rounds) left."""
+    summaries: list[dict[str, Any]] = []
+    for shard in chain:
+        summaries.append(run_shard(shard, run_uri, config, pacing))
+        pacing = host_pacing([{"hosts": pacing}, summaries[-1]])
+    return summaries
+
+
+def _chain_pacing(chain: list[CrawlShard], pacing: dict[str, HostPacing]) -> dict[str, HostPacing]:
+    """The part of ``pacing`` for the chain's hosts (a task gets its own hosts only)."""
+    hosts = {entry_host(entry) for shard in chain for entry in shard.entries}
+    return {host: paced for host, paced in pacing.items() if host in hosts}
 
 
 def _run_on_ray(
-    shards: list[CrawlShard], run_uri: str, config: CrawlConfig, ray_address: str | None
+    shards: list[CrawlShard],
+    run_uri: str,
+    config: CrawlConfig,
+    ray_address: str | None,
+    pacing: dict[str, HostPacing],
 ) -> list[dict[str, Any]]:
     """One Ray task per host chain (``host_chains``): shards that share a host run one after another.
 
@@ -141,7 +167,9 @@ def _run_on_ray(
     task = ray.remote(_run_chain)
     placement = {"num_cpus": config.ray_num_cpus, "resources": _task_resources(config) or None}
     refs = [
-        task.options(**placement, max_retries=2 * len(chain)).remote(chain, run_uri, config)
+        task.options(**placement, max_retries=2 * len(chain)).remote(
+            chain, run_uri, config, _chain_pacing(chain, pacing)
+        )
         for chain in host_chains(shards)
     ]
     return [summary for summaries in ray.get(refs) for summary in summaries]
@@ -216,10 +244,12 @@ def crawl_run(
             break
         pending = [s for s in in_round if not store.is_done(LAYOUT.crawl, s.shard_id)]
         summaries += [store.done_info(LAYOUT.crawl, s.shard_id) for s in in_round if s not in pending]
+        pacing = host_pacing(summaries)  # a host a later round crawls again waits for its delay
         if pending and use_ray:
-            summaries += _run_on_ray(pending, run_uri, config, ray_address)
+            summaries += _run_on_ray(pending, run_uri, config, ray_address, pacing)
         else:
-            summaries += [run_shard(shard, run_uri, config) for shard in pending]
+            for chain in host_chains(pending):
+                summaries += _run_chain(chain, run_uri, config, _chain_pacing(chain, pacing))
         ran.update(shard.shard_id for shard in pending)
         round_no += 1
     statuses: Counter[str] = Counter()

@@ -6,54 +6,89 @@ schedules each download as an asyncio *task*; the task only adds its request to
 ``slot.transferring`` once the loop runs it, so the loop pops the whole queue in one go (a loopback
 server saw 14-60 requests at once on one host with a limit of 2). ``HostSlotDownloader`` reserves the
 transfer slot before the task is scheduled, so a host never has more than its concurrency in flight.
+
+A host's shards run one after another, each in a process of its own (``jobs.crawl``), and a later
+redirect round may crawl the host again. Each process starts with what the one before it left
+(``HostPacing``): the host's first request then waits for the delay since the previous process's last
+one, instead of coming one process start (~2 s) after it, under a longer ``Crawl-delay``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from time import monotonic
-from typing import Any
+from time import monotonic, time
+from typing import Any, TypedDict
 
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import _schedule_coro
 
+#: The Scrapy setting that carries the ``HostPacing`` of the shard's hosts into its process.
+PACING_SETTING = "SOURCEBENCH_HOST_PACING"
+
+
+class HostPacing(TypedDict):
+    """What the next process to crawl a host must wait for (JSON: it travels in shard specs/summaries).
+
+    Wall-clock time, not monotonic: the host's next shard may run on another node (clocks in sync).
+    """
+
+    last_sent_at: float
+    """Epoch seconds when the host was last sent a request."""
+    crawl_delay_s: float | None
+    """The host's robots.txt ``Crawl-delay`` as honoured (None: none)."""
+
 
 @dataclass
 class HostTiming:
-    """How long one host kept a shard busy.
+    """How long one host kept a shard busy, and when it was last sent a request.
 
     Attributes:
         requests: Requests sent to the host (robots.txt, retries and redirect hops included).
         first_s: Monotonic time its first request was sent.
         last_s: Monotonic time its last response (or failure) arrived.
+        last_sent_at: Epoch seconds its last request was sent.
+        crawl_delay_s: Its robots.txt ``Crawl-delay`` as honoured (None: none).
     """
 
     requests: int = 0
     first_s: float = 0.0
     last_s: float = 0.0
+    last_sent_at: float = 0.0
+    crawl_delay_s: float | None = None
 
     @property
     def active_s(self) -> float:
         """Seconds from the host's first request to its last response in this shard."""
         return max(0.0, self.last_s - self.first_s)
 
+    def pacing(self) -> HostPacing:
+        return {"last_sent_at": round(self.last_sent_at, 3), "crawl_delay_s": self.crawl_delay_s}
+
 
 class HostSlotDownloader(Downloader):
     """``DOWNLOADER`` of a shard: per-host concurrency and delay as configured, plus Crawl-delay.
 
     ``min_delays`` holds per-host delay floors (robots.txt ``Crawl-delay``): the slot's delay never
-    drops below it, whatever AutoThrottle decides.
+    drops below it, whatever AutoThrottle decides. The ``PACING_SETTING`` of earlier processes sets
+    those floors from the start (robots.txt is a request too) and when each host was last sent one.
     """
 
     def __init__(self, crawler: Any):
         super().__init__(crawler)
         self.min_delays: dict[str, float] = {}
         self.timings: dict[str, HostTiming] = {}
+        self._last_sent: dict[str, float] = {}  # host -> monotonic time an earlier process last sent
+        pacing: dict[str, HostPacing] = crawler.settings.getdict(PACING_SETTING)
+        for host, paced in pacing.items():
+            self._last_sent[host] = monotonic() - max(0.0, time() - paced["last_sent_at"])
+            if paced["crawl_delay_s"]:
+                self.set_min_delay(host, paced["crawl_delay_s"])
 
     def set_min_delay(self, host: str, seconds: float) -> None:
         """Never send two requests to ``host`` less than ``seconds`` apart (from now on, no jitter)."""
         self.min_delays[host] = max(seconds, self.min_delays.get(host, 0.0))
+        self.timings.setdefault(host, HostTiming()).crawl_delay_s = self.min_delays[host]
         if host in self.slots:
             self._apply_floor(self.slots[host], self.min_delays[host])
 
@@ -61,6 +96,8 @@ class HostSlotDownloader(Downloader):
         key, slot = super()._get_slot(request)
         if key in self.min_delays:
             self._apply_floor(slot, self.min_delays[key])
+        if not slot.lastseen and key in self._last_sent:  # a new slot: the delay runs from then
+            slot.lastseen = self._last_sent[key]
         return key, slot
 
     @staticmethod
@@ -98,5 +135,6 @@ class HostSlotDownloader(Downloader):
         if sent:
             timing.requests += 1
             timing.first_s = timing.first_s or now
+            timing.last_sent_at = time()
         else:
             timing.last_s = now

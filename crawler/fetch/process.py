@@ -1,8 +1,9 @@
 """Entry point of a shard subprocess: ``python -m crawler.fetch.process SPEC.json``.
 
-The spec names the run, the shard's remaining entries, the config, the first part number and
-where to write a small JSON report. The process dies with its parent (PR_SET_PDEATHSIG), so a
-killed Ray worker never leaves an orphan crawler writing parts behind a restarted one.
+The spec names the run, the shard's remaining entries, the config, the first part number, the
+pacing that earlier processes left for the shard's hosts and where to write a small JSON report.
+The process dies with its parent (PR_SET_PDEATHSIG), so a killed Ray worker never leaves an orphan
+crawler writing parts behind a restarted one.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def main(spec_path: str) -> int:
     renders = config.render.policy != "never" and not config.replay_warcs
     proxy = PinningProxy(config.network.address_policy()) if renders else None
     started = time.monotonic()
-    process = CrawlerProcess(scrapy_settings(config, guard, proxy))
+    process = CrawlerProcess(scrapy_settings(config, guard, proxy, spec.get("host_pacing")))
     crawler = process.create_crawler(PageSpider)
 
     def write_report(stalled: str | None = None) -> None:
@@ -75,7 +76,7 @@ def main(spec_path: str) -> int:
             "render_contexts_max_open": stats.get("playwright/context_count/max_concurrent", 0),
             "stalled": stalled,
             "hosts": {
-                host: {"requests": timing.requests, "active_s": round(timing.active_s, 3)}
+                host: {"requests": timing.requests, "active_s": round(timing.active_s, 3), **timing.pacing()}
                 for host, timing in getattr(crawler.spider, "timings", {}).items()
             },
         }

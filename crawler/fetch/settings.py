@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from crawler.config import CrawlConfig
+from crawler.fetch.downloader import PACING_SETTING, HostPacing
 from crawler.fetch.middlewares import CONFIG_SETTING
 from crawler.fetch.pinproxy import PinningProxy
 from crawler.fetch.render import PROXY_SETTING, SubresourceGuard
@@ -13,12 +14,16 @@ _MW = "crawler.fetch.middlewares."
 
 
 def scrapy_settings(
-    config: CrawlConfig, guard: SubresourceGuard | None = None, proxy: PinningProxy | None = None
+    config: CrawlConfig,
+    guard: SubresourceGuard | None = None,
+    proxy: PinningProxy | None = None,
+    pacing: dict[str, HostPacing] | None = None,
 ) -> dict[str, Any]:
     """Settings for ``CrawlerProcess``: politeness, limits, our middlewares, replay or Playwright.
 
     ``guard`` checks each of Chromium's requests (and records what it blocked); ``proxy`` is where
-    Chromium's connections go, to addresses the policy allows only.
+    Chromium's connections go, to addresses the policy allows only; ``pacing`` is what earlier
+    processes left of the hosts' delays (``HostSlotDownloader``; a replay has none).
     """
     polite, limits, render = config.politeness, config.limits, config.render
     settings: dict[str, Any] = {
@@ -52,6 +57,7 @@ def scrapy_settings(
         "LOG_INSTALL_ROOT_HANDLER": True,
         "DOWNLOAD_FAIL_ON_DATALOSS": True,
         "DOWNLOADER": "crawler.fetch.downloader.HostSlotDownloader",
+        PACING_SETTING: {} if config.replay_warcs else dict(pacing or {}),
         "SCHEDULER_PRIORITY_QUEUE": "scrapy.pqueues.DownloaderAwarePriorityQueue",
         "REACTOR_THREADPOOL_MAXSIZE": 20,
         "DOWNLOADER_MIDDLEWARES": {

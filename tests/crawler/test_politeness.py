@@ -1,17 +1,20 @@
-"""Per-host politeness inside one shard, as the server sees it: requests in flight and their spacing."""
+"""Per-host politeness as the server sees it: requests in flight and their spacing, inside one shard and
+from one shard process of a host to the next."""
 
 from __future__ import annotations
 
 import pytest
 
-from crawler.runner import read_pages, run_shard
+from crawler.runner import host_pacing, read_pages, run_shard
 from crawler.shards import plan_shards
+from jobs.crawl import crawl_run
 from tests.crawler.conftest import loopback_config
 from tests.crawler.loopweb import LoopbackWeb
 
 HOT, OTHERS = "127.0.1.1", ["127.0.1.2", "127.0.1.3", "127.0.1.4"]
 DELAYED, GREEDY = "127.0.1.5", "127.0.1.6"  # robots.txt: Crawl-delay 0.5 s / 100 s
-HOSTS = [HOT, *OTHERS, DELAYED, GREEDY]
+PACED = "127.0.1.7"  # robots.txt: Crawl-delay 5 s, longer than a shard process takes to start (2-3 s)
+HOSTS = [HOT, *OTHERS, DELAYED, GREEDY, PACED]
 
 
 def gaps(times: list[float]) -> list[float]:
@@ -25,7 +28,7 @@ def host_times(web: LoopbackWeb, host: str) -> list[float]:
 
 @pytest.fixture(scope="module")
 def politeweb():
-    server = LoopbackWeb(HOSTS, latency_s=0.1, crawl_delays={DELAYED: 0.5, GREEDY: 100}).start()
+    server = LoopbackWeb(HOSTS, latency_s=0.1, crawl_delays={DELAYED: 0.5, GREEDY: 100, PACED: 5}).start()
     yield server
     server.stop()
 
@@ -68,3 +71,34 @@ def test_download_delay_spaces_requests_to_one_host(politeweb, tmp_path):
     arrivals = [t for (h, path), times in web.times.items() if path.startswith("/spaced/") for t in times]
     assert len(arrivals) == 6
     assert min(gaps(arrivals)) >= 0.4 * 0.5 - 0.05, gaps(arrivals)  # delay randomised 0.5-1.5x
+
+
+@pytest.mark.slow
+def test_crawl_delay_holds_from_a_hosts_shard_to_its_next_one_and_its_next_round(politeweb, tmp_path):
+    """Two shards of one host run in two processes one after another, then a redirect round crawls the
+    host again: each process waits for the host's Crawl-delay since the last request of the one before
+    (a process start, 2-3 s, is shorter), robots.txt requests included."""
+    web = politeweb
+    urls = [web.url(PACED, "/article/0"), web.url(PACED, "/article/1")]
+    urls.append(web.url(OTHERS[1], f"/to/{PACED}/article/redirected"))  # deferred to round 1
+    config = loopback_config(network={"allowlist": ["127.0.1.0/24"]}, limits={"timeout_s": 20}, shard_size=1)
+    summary = crawl_run(str(tmp_path), urls, config, use_ray=False)
+
+    assert summary["statuses"] == {"ok": 3} and summary["rounds"] == 2, summary
+    assert len(web.times[(PACED, "/robots.txt")]) == 3  # one per shard process
+    arrivals = host_times(web, PACED)
+    assert len(arrivals) == 6 and min(gaps(arrivals)) >= 4.9, gaps(arrivals)
+    paced = next(row for row in summary["busiest_hosts"] if row["host"] == PACED)
+    assert paced["shards"] == 3
+
+
+def test_host_pacing_keeps_each_hosts_latest_request_and_largest_crawl_delay():
+    summaries = [
+        {"hosts": {"a": {"last_sent_at": 100.0, "crawl_delay_s": 5.0}, "b": {"last_sent_at": 0.0}}},
+        {"hosts": {"a": {"last_sent_at": 90.0, "crawl_delay_s": None}, "c": {"last_sent_at": 50.0}}},
+        {"shard_id": "an old summary, from before pacing was recorded", "hosts": {"d": {"urls": 3}}},
+    ]
+    assert host_pacing(summaries) == {  # b sent nothing, d's summary says nothing: nothing to wait for
+        "a": {"last_sent_at": 100.0, "crawl_delay_s": 5.0},
+        "c": {"last_sent_at": 50.0, "crawl_delay_s": None},
+    }
