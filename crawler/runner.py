@@ -146,7 +146,7 @@ def run_shard(
     if store.is_done(LAYOUT.crawl, shard.shard_id):
         return store.done_info(LAYOUT.crawl, shard.shard_id)
     started = time.monotonic()
-    hosts = {entry_host(entry) for entry in shard.entries}
+    hosts = {entry_host(entry) for entry in shard.entries} - {""}
     pacing = {host: paced for host, paced in (pacing or {}).items() if host in hosts}
     reports: list[dict[str, Any]] = []
     for _attempt in range(2):
@@ -154,10 +154,14 @@ def run_shard(
         remaining = tuple(e for e in shard.entries if e.url_key not in done)
         if not remaining:
             break
-        carried = host_pacing([{"hosts": pacing}, *reports])  # a failed attempt's report has no hosts
-        reports.append(_run_subprocess(store, replace(shard, entries=remaining), config, carried))
+        reports.append(_run_subprocess(store, replace(shard, entries=remaining), config, pacing))
         if "failed" not in reports[-1]:
             break
+        # a process that died wrote no report: it may have sent a request to each host until it ended
+        ended = round(time.time(), 3)
+        pacing = {host: {"last_sent_at": ended, "crawl_delay_s": None} for host in hosts} | {
+            host: {**paced, "last_sent_at": ended} for host, paced in pacing.items()
+        }
     done = committed_keys(store, shard.shard_id)
     missing = [e for e in shard.entries if e.url_key not in done]
     if missing:

@@ -3,6 +3,8 @@ from one shard process of a host to the next."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from crawler.runner import host_pacing, read_pages, run_shard
@@ -102,3 +104,18 @@ def test_host_pacing_keeps_each_hosts_latest_request_and_largest_crawl_delay():
         "a": {"last_sent_at": 100.0, "crawl_delay_s": 5.0},
         "c": {"last_sent_at": 50.0, "crawl_delay_s": None},
     }
+
+
+def test_a_shard_process_that_dies_counts_as_a_request_to_each_of_its_hosts_when_it_ended(tmp_path):
+    """It wrote no report, so the retry (and the host's next shard) waits as if it sent one then."""
+    (shard,) = plan_shards(["http://127.0.1.7/article/0", "http://127.0.1.8/article/0"], shard_size=10)
+    config = loopback_config(network={"allowlist": ["127.0.1.0/24"]}, shard_timeout_s=0.2)
+    before = time.time()
+    summary = run_shard(
+        shard, str(tmp_path), config, {"127.0.1.7": {"last_sent_at": 1.0, "crawl_delay_s": 5.0}}
+    )
+
+    assert summary["attempts"] == 2 and summary["statuses"] == {"error": 2}
+    paced = host_pacing([summary])
+    assert paced["127.0.1.7"]["crawl_delay_s"] == 5.0 and paced["127.0.1.8"]["crawl_delay_s"] is None
+    assert all(before < p["last_sent_at"] <= time.time() for p in paced.values()), paced
