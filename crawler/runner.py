@@ -63,6 +63,11 @@ def host_pacing(summaries: Iterable[dict[str, Any]]) -> dict[str, HostPacing]:
     return pacing
 
 
+def pacing_for(pacing: dict[str, HostPacing], hosts: Iterable[str]) -> dict[str, HostPacing]:
+    """The part of ``pacing`` for ``hosts`` (a task or a process gets its own hosts only)."""
+    return {host: pacing[host] for host in hosts if host in pacing}
+
+
 def _run_subprocess(
     store: RunStore, shard: CrawlShard, config: CrawlConfig, pacing: dict[str, HostPacing]
 ) -> dict[str, Any]:
@@ -146,8 +151,8 @@ def run_shard(
     if store.is_done(LAYOUT.crawl, shard.shard_id):
         return store.done_info(LAYOUT.crawl, shard.shard_id)
     started = time.monotonic()
-    hosts = {entry_host(entry) for entry in shard.entries} - {""}
-    pacing = {host: paced for host, paced in (pacing or {}).items() if host in hosts}
+    hosts = shard.hosts()
+    pacing = pacing_for(pacing or {}, hosts)
     reports: list[dict[str, Any]] = []
     for _attempt in range(2):
         done = committed_keys(store, shard.shard_id)

@@ -48,6 +48,10 @@ class CrawlShard:
     round: int = 0
     """0 for the cited URLs; n for the targets of cross-host redirects deferred by round n - 1."""
 
+    def hosts(self) -> set[str]:
+        """The hosts its entries are fetched from (invalid entries have none)."""
+        return {entry_host(entry) for entry in self.entries} - {""}
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -182,7 +186,7 @@ def host_chains(shards: Iterable[CrawlShard]) -> list[list[CrawlShard]]:
 
     owner: dict[str, int] = {}
     for index, shard in enumerate(shards):
-        for host in {entry_host(entry) for entry in shard.entries} - {""}:
+        for host in shard.hosts():
             if host in owner:
                 parent[root(index)] = root(owner[host])
             else:

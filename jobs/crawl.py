@@ -33,17 +33,9 @@ from crawler.config import CrawlConfig
 from crawler.fetch.downloader import HostPacing
 from crawler.fetch.sink import committed_redirects
 from crawler.layout import LAYOUT
-from crawler.runner import host_pacing, reopen_shard, run_shard
+from crawler.runner import host_pacing, pacing_for, reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
-from crawler.shards import (
-    CrawlShard,
-    entry_host,
-    group_urls,
-    host_chains,
-    pack_entries,
-    redirect_round,
-    shard_name,
-)
+from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, redirect_round, shard_name
 from jobs.cli import add_set_argument, positive_int, run_module
 from jobs.progress import crawl_progress
 from jobs.ray_runtime import RayConfig, ensure_ray
@@ -139,9 +131,7 @@ def _run_chain(
 
 
 def _chain_pacing(chain: list[CrawlShard], pacing: dict[str, HostPacing]) -> dict[str, HostPacing]:
-    """The part of ``pacing`` for the chain's hosts (a task gets its own hosts only)."""
-    hosts = {entry_host(entry) for shard in chain for entry in shard.entries}
-    return {host: paced for host, paced in pacing.items() if host in hosts}
+    return pacing_for(pacing, {host for shard in chain for host in shard.hosts()})
 
 
 def _run_on_ray(
