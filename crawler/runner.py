@@ -24,12 +24,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from crawler.config import CrawlConfig
-from crawler.fetch.downloader import HostPacing
 from crawler.fetch.sink import PartSink, committed_keys, committed_redirects, next_sequence, part_names
 from crawler.layout import LAYOUT
 from crawler.records import page_record
 from crawler.schema import PAGE_SCHEMA
-from crawler.shards import CrawlShard, entry_host
+from crawler.shards import CrawlShard, HostPacing, entry_host
 from crawler.storage import RunStore
 
 if TYPE_CHECKING:

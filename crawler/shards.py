@@ -9,10 +9,22 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from crawler.urls import InvalidURL, canonicalize_url, strip_credentials, url_key
+
+
+class HostPacing(TypedDict):
+    """What the next process to crawl a host must wait for (JSON: it travels in shard specs/summaries).
+
+    Wall-clock time, not monotonic: the host's next shard may run on another node (clocks in sync).
+    """
+
+    last_sent_at: float
+    """Epoch seconds when the host was last sent a request."""
+    crawl_delay_s: float | None
+    """The host's robots.txt ``Crawl-delay`` as honoured (None: none)."""
 
 
 @dataclass(frozen=True)

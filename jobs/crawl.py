@@ -30,12 +30,19 @@ from typing import Any
 
 from crawler.base import InputError, RunStore, apply_override
 from crawler.config import CrawlConfig
-from crawler.fetch.downloader import HostPacing
 from crawler.fetch.sink import committed_redirects
 from crawler.layout import LAYOUT
 from crawler.runner import host_pacing, pacing_for, reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
-from crawler.shards import CrawlShard, group_urls, host_chains, pack_entries, redirect_round, shard_name
+from crawler.shards import (
+    CrawlShard,
+    HostPacing,
+    group_urls,
+    host_chains,
+    pack_entries,
+    redirect_round,
+    shard_name,
+)
 from jobs.cli import add_set_argument, positive_int, run_module
 from jobs.progress import crawl_progress
 from jobs.ray_runtime import RayConfig, ensure_ray

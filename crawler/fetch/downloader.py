@@ -9,34 +9,24 @@ transfer slot before the task is scheduled, so a host never has more than its co
 
 A host's shards run one after another, each in a process of its own (``jobs.crawl``), and a later
 redirect round may crawl the host again. Each process starts with what the one before it left
-(``HostPacing``): the host's first request then waits for the delay since the previous process's last
-one, instead of coming one process start (~2 s) after it, under a longer ``Crawl-delay``.
+(``crawler.shards.HostPacing``): the host's first request then waits for the delay since the previous
+process's last one, instead of coming one process start (~2 s) after it, under a longer ``Crawl-delay``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from time import monotonic, time
-from typing import Any, TypedDict
+from typing import Any
 
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import _schedule_coro
 
+from crawler.shards import HostPacing
+
 #: The Scrapy setting that carries the ``HostPacing`` of the shard's hosts into its process.
 PACING_SETTING = "SOURCEBENCH_HOST_PACING"
-
-
-class HostPacing(TypedDict):
-    """What the next process to crawl a host must wait for (JSON: it travels in shard specs/summaries).
-
-    Wall-clock time, not monotonic: the host's next shard may run on another node (clocks in sync).
-    """
-
-    last_sent_at: float
-    """Epoch seconds when the host was last sent a request."""
-    crawl_delay_s: float | None
-    """The host's robots.txt ``Crawl-delay`` as honoured (None: none)."""
 
 
 @dataclass

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from crawler.config import CrawlConfig
-from crawler.fetch.downloader import PACING_SETTING, HostPacing
+from crawler.fetch.downloader import PACING_SETTING
 from crawler.fetch.middlewares import CONFIG_SETTING
 from crawler.fetch.pinproxy import PinningProxy
 from crawler.fetch.render import PROXY_SETTING, SubresourceGuard
+from crawler.shards import HostPacing
 
 _MW = "crawler.fetch.middlewares."
 
