@@ -46,9 +46,12 @@ def page_status_counts(store: RunStore, parts: Iterable[str] | None = None) -> d
     return dict(sorted(counts.items()))
 
 
-def host_pacing(summaries: Iterable[dict[str, Any]]) -> dict[str, HostPacing]:
-    """Per host, over shard summaries: when it was last sent a request and its largest Crawl-delay."""
-    pacing: dict[str, HostPacing] = {}
+def host_pacing(
+    summaries: Iterable[dict[str, Any]], start: dict[str, HostPacing] | None = None
+) -> dict[str, HostPacing]:
+    """Per host, over ``start`` and shard summaries (or reports): when it was last sent a request and
+    its largest Crawl-delay."""
+    pacing: dict[str, HostPacing] = dict(start or {})
     for summary in summaries:
         for host, stats in summary.get("hosts", {}).items():
             if not stats.get("last_sent_at"):
@@ -119,7 +122,7 @@ def _host_stats(
             if host in stats:
                 stats[host]["requests"] += timing["requests"]
                 stats[host]["active_s"] = round(stats[host]["active_s"] + timing["active_s"], 3)
-    after = host_pacing([{"hosts": pacing}, *reports])
+    after = host_pacing(reports, start=pacing)
     for host, row in stats.items():
         row.update(after.get(host, {}))
     return stats
@@ -163,8 +166,12 @@ def run_shard(
             break
         # a process that died wrote no report: it may have sent a request to each host until it ended
         ended = round(time.time(), 3)
-        pacing = {host: {"last_sent_at": ended, "crawl_delay_s": None} for host in hosts} | {
-            host: {**paced, "last_sent_at": ended} for host, paced in pacing.items()
+        pacing = {
+            host: {
+                "last_sent_at": ended,
+                "crawl_delay_s": pacing[host]["crawl_delay_s"] if host in pacing else None,
+            }
+            for host in hosts
         }
     done = committed_keys(store, shard.shard_id)
     missing = [e for e in shard.entries if e.url_key not in done]

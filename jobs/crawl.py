@@ -133,7 +133,7 @@ def _run_chain(
     summaries: list[dict[str, Any]] = []
     for shard in chain:
         summaries.append(run_shard(shard, run_uri, config, pacing))
-        pacing = host_pacing([{"hosts": pacing}, summaries[-1]])
+        pacing = host_pacing(summaries[-1:], start=pacing)
     return summaries
 
 
