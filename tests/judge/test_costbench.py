@@ -14,6 +14,7 @@ from jobs.costbench import CostbenchOptions, _decoding_as_configured, project, s
 from judge import JudgeConfig
 from judge.cost import GpuThroughput, SteadyState
 from judge.run import read_judgments
+from judge.signals import engine as signals_engine
 from tests.judge.conftest import requests_for
 
 
@@ -127,6 +128,9 @@ def torch_threads():
 
 
 def test_signals_reports_core_hours_never_gpu_hours(tmp_path, run_uri, page_records, capsys, torch_threads):
+    # An earlier test of this process may have loaded MiniLM: forget it, so the cold run is cold.
+    signals_engine._embedder.cache_clear()
+    signals_engine._authority.cache_clear()
     path = tmp_path / "requests.csv"
     pacsv.write_csv(requests_for(page_records), path)
     args = ["costbench", "--run", run_uri, "--requests", str(path), "--warmup", "2", "--sample", "12", "24"]
