@@ -49,8 +49,8 @@ def page_status_counts(store: RunStore, parts: Iterable[str] | None = None) -> d
 def host_pacing(
     summaries: Iterable[dict[str, Any]], start: dict[str, HostPacing] | None = None
 ) -> dict[str, HostPacing]:
-    """Per host, over ``start`` and shard summaries (or reports): when it was last sent a request and
-    its largest Crawl-delay."""
+    """Per host, over ``start`` and shard summaries (or reports): when it was last sent a request, its
+    largest Crawl-delay, and the delay its latest process ended with."""
     pacing: dict[str, HostPacing] = dict(start or {})
     for summary in summaries:
         for host, stats in summary.get("hosts", {}).items():
@@ -58,9 +58,11 @@ def host_pacing(
                 continue
             known = pacing.get(host)
             delays = [d for d in (stats.get("crawl_delay_s"), known and known["crawl_delay_s"]) if d]
+            latest = known is None or stats["last_sent_at"] >= known["last_sent_at"]
             pacing[host] = {
-                "last_sent_at": max(stats["last_sent_at"], known["last_sent_at"] if known else 0.0),
+                "last_sent_at": stats["last_sent_at"] if latest else known["last_sent_at"],
                 "crawl_delay_s": max(delays) if delays else None,
+                "delay_s": stats.get("delay_s") if latest else known.get("delay_s"),
             }
     return pacing
 
@@ -170,6 +172,7 @@ def run_shard(
             host: {
                 "last_sent_at": ended,
                 "crawl_delay_s": pacing[host]["crawl_delay_s"] if host in pacing else None,
+                "delay_s": pacing[host].get("delay_s") if host in pacing else None,
             }
             for host in hosts
         }

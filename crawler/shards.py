@@ -25,6 +25,9 @@ class HostPacing(TypedDict):
     """Epoch seconds when the host was last sent a request."""
     crawl_delay_s: float | None
     """The host's robots.txt ``Crawl-delay`` as honoured (None: none)."""
+    delay_s: float | None
+    """The delay between two of its requests when its last response came (AutoThrottle's, learned from
+    its latency; None: no response). With AutoThrottle on, the next process starts the host there."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,9 @@ transfer slot before the task is scheduled, so a host never has more than its co
 A host's shards run one after another, each in a process of its own (``jobs.crawl``), and a later
 redirect round may crawl the host again. Each process starts with what the one before it left
 (``crawler.shards.HostPacing``): the host's first request then waits for the delay since the previous
-process's last one, instead of coming one process start (~2 s) after it, under a longer ``Crawl-delay``.
+process's last one, instead of coming one process start (~2 s) after it, under a longer ``Crawl-delay``;
+and with AutoThrottle on, the host starts at the delay AutoThrottle had learned from its latency, not at
+``AUTOTHROTTLE_START_DELAY`` again (a slow host would get requests that fast until its first response).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class HostTiming:
         last_s: Monotonic time its last response (or failure) arrived.
         last_sent_at: Epoch seconds its last request was sent.
         crawl_delay_s: Its robots.txt ``Crawl-delay`` as honoured (None: none).
+        delay_s: Its slot's delay when its last response came (None: no response yet).
     """
 
     requests: int = 0
@@ -46,6 +49,7 @@ class HostTiming:
     last_s: float = 0.0
     last_sent_at: float = 0.0
     crawl_delay_s: float | None = None
+    delay_s: float | None = None
 
     @property
     def active_s(self) -> float:
@@ -53,7 +57,11 @@ class HostTiming:
         return max(0.0, self.last_s - self.first_s)
 
     def pacing(self) -> HostPacing:
-        return {"last_sent_at": round(self.last_sent_at, 3), "crawl_delay_s": self.crawl_delay_s}
+        return {
+            "last_sent_at": round(self.last_sent_at, 3),
+            "crawl_delay_s": self.crawl_delay_s,
+            "delay_s": None if self.delay_s is None else round(self.delay_s, 3),
+        }
 
 
 class HostSlotDownloader(Downloader):
@@ -61,7 +69,8 @@ class HostSlotDownloader(Downloader):
 
     ``min_delays`` holds per-host delay floors (robots.txt ``Crawl-delay``): the slot's delay never
     drops below it, whatever AutoThrottle decides. The ``PACING_SETTING`` of earlier processes sets
-    those floors from the start (robots.txt is a request too) and when each host was last sent one.
+    those floors from the start (robots.txt is a request too), when each host was last sent one and,
+    with AutoThrottle on, the delay each host's slot starts at.
     """
 
     def __init__(self, crawler: Any):
@@ -69,11 +78,17 @@ class HostSlotDownloader(Downloader):
         self.min_delays: dict[str, float] = {}
         self.timings: dict[str, HostTiming] = {}
         self._last_sent: dict[str, float] = {}  # host -> monotonic time an earlier process last sent
-        pacing: dict[str, HostPacing] = crawler.settings.getdict(PACING_SETTING)
+        self._learned: dict[str, float] = {}  # host -> the delay a new slot starts at (AutoThrottle on)
+        settings = crawler.settings
+        self._throttled = settings.getbool("AUTOTHROTTLE_ENABLED")
+        self._delay_bounds = settings.getfloat("DOWNLOAD_DELAY"), settings.getfloat("AUTOTHROTTLE_MAX_DELAY")
+        pacing: dict[str, HostPacing] = settings.getdict(PACING_SETTING)
         for host, paced in pacing.items():
             self._last_sent[host] = monotonic() - max(0.0, time() - paced["last_sent_at"])
             if paced["crawl_delay_s"]:
                 self.set_min_delay(host, paced["crawl_delay_s"])
+            if self._throttled and paced.get("delay_s") is not None:
+                self._learned[host] = paced["delay_s"]
 
     def set_min_delay(self, host: str, seconds: float) -> None:
         """Never send two requests to ``host`` less than ``seconds`` apart (from now on, no jitter)."""
@@ -84,10 +99,14 @@ class HostSlotDownloader(Downloader):
 
     def _get_slot(self, request: Any, spider: Any = None) -> tuple[str, Slot]:
         key, slot = super()._get_slot(request)
+        if not slot.lastseen:  # a new slot (nothing sent yet): start where the host was left
+            if key in self._learned:  # AutoThrottle's own bounds, as it would have kept it
+                low, high = self._delay_bounds
+                slot.delay = min(max(low, self._learned[key]), high)
+            if key in self._last_sent:  # the delay runs from the earlier process's last request
+                slot.lastseen = self._last_sent[key]
         if key in self.min_delays:
             self._apply_floor(slot, self.min_delays[key])
-        if not slot.lastseen and key in self._last_sent:  # a new slot: the delay runs from then
-            slot.lastseen = self._last_sent[key]
         return key, slot
 
     @staticmethod
@@ -121,10 +140,15 @@ class HostSlotDownloader(Downloader):
             self._time(request, monotonic(), sent=False)
 
     def _time(self, request: Any, now: float, sent: bool) -> None:
-        timing = self.timings.setdefault(request.meta.get(self.DOWNLOAD_SLOT, ""), HostTiming())
+        key = request.meta.get(self.DOWNLOAD_SLOT, "")
+        timing = self.timings.setdefault(key, HostTiming())
         if sent:
             timing.requests += 1
             timing.first_s = timing.first_s or now
             timing.last_sent_at = time()
-        else:
-            timing.last_s = now
+            return
+        timing.last_s = now
+        if key in self.slots:  # after AutoThrottle's adjustment (response_downloaded came first)
+            timing.delay_s = self.slots[key].delay
+            if self._throttled:  # a slot Scrapy recycles when idle comes back at this delay
+                self._learned[key] = timing.delay_s

@@ -3,6 +3,7 @@ from one shard process of a host to the next."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -94,15 +95,47 @@ def test_crawl_delay_holds_from_a_hosts_shard_to_its_next_one_and_its_next_round
     assert paced["shards"] == 3
 
 
-def test_host_pacing_keeps_each_hosts_latest_request_and_largest_crawl_delay():
+@pytest.mark.slow
+def test_autothrottles_learned_delay_carries_from_a_hosts_shard_to_its_next_one(politeweb, tmp_path):
+    """AutoThrottle learns a delay of latency / target concurrency (0.1 s / 0.0125 = 8 s) from the
+    host's first response; the host's next shard process starts there, not at the start delay (0.1 s):
+    its robots.txt comes 8 s after the last request of the process before, not one process start."""
+    web, host = politeweb, OTHERS[2]
+    started = time.monotonic()
+    urls = [web.url(host, f"/article/learned-{i}") for i in range(2)]
+    politeness = {"autothrottle": True, "autothrottle_target_concurrency": 0.0125}
+    config = loopback_config(
+        network={"allowlist": ["127.0.1.0/24"]}, limits={"timeout_s": 20}, politeness=politeness, shard_size=1
+    )
+    summary = crawl_run(str(tmp_path), urls, config, use_ray=False)
+
+    assert summary["statuses"] == {"ok": 2}, summary
+    arrivals = [t for t in host_times(web, host) if t >= started]
+    assert len(arrivals) == 4 and min(gaps(arrivals)) >= 7.9, gaps(arrivals)  # 2 x (robots.txt, page)
+    markers = sorted((tmp_path / "crawl" / "_done").glob("*.json"))
+    learned = [json.loads(marker.read_text())["hosts"][host]["delay_s"] for marker in markers]
+    assert len(learned) == 2 and all(8.0 <= d <= 30.0 for d in learned), learned
+
+
+def test_host_pacing_keeps_each_hosts_latest_request_and_delay_and_largest_crawl_delay():
     summaries = [
-        {"hosts": {"a": {"last_sent_at": 100.0, "crawl_delay_s": 5.0}, "b": {"last_sent_at": 0.0}}},
-        {"hosts": {"a": {"last_sent_at": 90.0, "crawl_delay_s": None}, "c": {"last_sent_at": 50.0}}},
+        {
+            "hosts": {
+                "a": {"last_sent_at": 100.0, "crawl_delay_s": 5.0, "delay_s": 6.0},
+                "b": {"last_sent_at": 0.0},
+            }
+        },
+        {
+            "hosts": {
+                "a": {"last_sent_at": 90.0, "crawl_delay_s": None, "delay_s": 9.0},
+                "c": {"last_sent_at": 50.0},
+            }
+        },
         {"shard_id": "an old summary, from before pacing was recorded", "hosts": {"d": {"urls": 3}}},
     ]
     assert host_pacing(summaries) == {  # b sent nothing, d's summary says nothing: nothing to wait for
-        "a": {"last_sent_at": 100.0, "crawl_delay_s": 5.0},
-        "c": {"last_sent_at": 50.0, "crawl_delay_s": None},
+        "a": {"last_sent_at": 100.0, "crawl_delay_s": 5.0, "delay_s": 6.0},  # 9 s was learned before
+        "c": {"last_sent_at": 50.0, "crawl_delay_s": None, "delay_s": None},
     }
 
 
