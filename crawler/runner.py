@@ -78,6 +78,7 @@ def _run_subprocess(
     """Run the Scrapy subprocess for ``shard``'s entries; returns its report (or why it failed)."""
     with tempfile.TemporaryDirectory(prefix=f"sb-{shard.shard_id}-") as tmp:
         spec_path, report_path = os.path.join(tmp, "spec.json"), os.path.join(tmp, "report.json")
+        checkpoint_path = os.path.join(tmp, "hosts.json")
         spec = {
             "run_uri": store.uri,
             "shard": shard.to_dict(),
@@ -86,6 +87,7 @@ def _run_subprocess(
             "report_path": report_path,
             "parent_pid": os.getpid(),
             "host_pacing": pacing,
+            "checkpoint_path": checkpoint_path,
         }
         Path(spec_path).write_text(json.dumps(spec))
         env = dict(os.environ)
@@ -107,7 +109,10 @@ def _run_subprocess(
         if code == 0 and os.path.exists(report_path):
             return json.loads(Path(report_path).read_text())
         tail = Path(log_path).read_bytes()[-2000:].decode("utf-8", "replace")
-        return {"failed": f"shard process ended with {code}", "log_tail": tail}
+        failed = {"failed": f"shard process ended with {code}", "log_tail": tail}
+        if os.path.exists(checkpoint_path):  # its hosts as of its last checkpoint (written atomically)
+            failed["hosts"] = json.loads(Path(checkpoint_path).read_text())
+        return failed
 
 
 def _host_stats(
@@ -166,13 +171,15 @@ def run_shard(
         reports.append(_run_subprocess(store, replace(shard, entries=remaining), config, pacing))
         if "failed" not in reports[-1]:
             break
-        # a process that died wrote no report: it may have sent a request to each host until it ended
+        # a process that died wrote no report, only its checkpoint (the Crawl-delays it had read): it
+        # may have sent a request to each host until it ended
         ended = round(time.time(), 3)
+        left = host_pacing(reports[-1:], start=pacing)
         pacing = {
             host: {
                 "last_sent_at": ended,
-                "crawl_delay_s": pacing[host]["crawl_delay_s"] if host in pacing else None,
-                "delay_s": pacing[host].get("delay_s") if host in pacing else None,
+                "crawl_delay_s": left[host]["crawl_delay_s"] if host in left else None,
+                "delay_s": left[host].get("delay_s") if host in left else None,
             }
             for host in hosts
         }

@@ -17,6 +17,9 @@ and with AutoThrottle on, the host starts at the delay AutoThrottle had learned 
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from time import monotonic, time
 from typing import Any
@@ -29,6 +32,11 @@ from crawler.shards import HostPacing
 
 #: The Scrapy setting that carries the ``HostPacing`` of the shard's hosts into its process.
 PACING_SETTING = "SOURCEBENCH_HOST_PACING"
+#: The Scrapy setting naming the file the downloader keeps its hosts' timing in (``host_report``), so
+#: that a process that dies without a report still leaves its hosts' Crawl-delays to its retry.
+CHECKPOINT_SETTING = "SOURCEBENCH_HOST_CHECKPOINT"
+#: Seconds between two writes of that file (a Crawl-delay read from robots.txt is written at once).
+CHECKPOINT_EVERY_S = 1.0
 
 
 @dataclass
@@ -64,6 +72,14 @@ class HostTiming:
         }
 
 
+def host_report(timings: Mapping[str, HostTiming]) -> dict[str, dict[str, Any]]:
+    """Per host: requests sent, seconds active and its pacing (a shard report's ``hosts``)."""
+    return {
+        host: {"requests": timing.requests, "active_s": round(timing.active_s, 3), **timing.pacing()}
+        for host, timing in timings.items()
+    }
+
+
 class HostSlotDownloader(Downloader):
     """``DOWNLOADER`` of a shard: per-host concurrency and delay as configured, plus Crawl-delay.
 
@@ -82,6 +98,8 @@ class HostSlotDownloader(Downloader):
         settings = crawler.settings
         self._throttled = settings.getbool("AUTOTHROTTLE_ENABLED")
         self._delay_bounds = settings.getfloat("DOWNLOAD_DELAY"), settings.getfloat("AUTOTHROTTLE_MAX_DELAY")
+        self._checkpoint_path: str | None = None  # set after the pacing below, which the parent has
+        self._checkpointed = 0.0
         pacing: dict[str, HostPacing] = settings.getdict(PACING_SETTING)
         for host, paced in pacing.items():
             self._last_sent[host] = monotonic() - max(0.0, time() - paced["last_sent_at"])
@@ -89,6 +107,7 @@ class HostSlotDownloader(Downloader):
                 self.set_min_delay(host, paced["crawl_delay_s"])
             if self._throttled and paced.get("delay_s") is not None:
                 self._learned[host] = paced["delay_s"]
+        self._checkpoint_path = settings.get(CHECKPOINT_SETTING) or None
 
     def set_min_delay(self, host: str, seconds: float) -> None:
         """Never send two requests to ``host`` less than ``seconds`` apart (from now on, no jitter)."""
@@ -96,6 +115,20 @@ class HostSlotDownloader(Downloader):
         self.timings.setdefault(host, HostTiming()).crawl_delay_s = self.min_delays[host]
         if host in self.slots:
             self._apply_floor(self.slots[host], self.min_delays[host])
+        self._checkpoint(force=True)
+
+    def _checkpoint(self, force: bool = False) -> None:
+        """Write ``host_report`` of the hosts so far to the checkpoint file (atomically), at most every
+        ``CHECKPOINT_EVERY_S`` unless forced."""
+        if self._checkpoint_path is None or not (
+            force or monotonic() - self._checkpointed >= CHECKPOINT_EVERY_S
+        ):
+            return
+        self._checkpointed = monotonic()
+        temporary = f"{self._checkpoint_path}.tmp"
+        with open(temporary, "w") as handle:
+            json.dump(host_report(self.timings), handle)
+        os.replace(temporary, self._checkpoint_path)
 
     def _get_slot(self, request: Any, spider: Any = None) -> tuple[str, Slot]:
         key, slot = super()._get_slot(request)
@@ -146,9 +179,10 @@ class HostSlotDownloader(Downloader):
             timing.requests += 1
             timing.first_s = timing.first_s or now
             timing.last_sent_at = time()
-            return
-        timing.last_s = now
-        if key in self.slots:  # after AutoThrottle's adjustment (response_downloaded came first)
-            timing.delay_s = self.slots[key].delay
-            if self._throttled:  # a slot Scrapy recycles when idle comes back at this delay
-                self._learned[key] = timing.delay_s
+        else:
+            timing.last_s = now
+            if key in self.slots:  # after AutoThrottle's adjustment (response_downloaded came first)
+                timing.delay_s = self.slots[key].delay
+                if self._throttled:  # a slot Scrapy recycles when idle comes back at this delay
+                    self._learned[key] = timing.delay_s
+        self._checkpoint()

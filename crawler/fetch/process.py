@@ -1,7 +1,8 @@
 """Entry point of a shard subprocess: ``python -m crawler.fetch.process SPEC.json``.
 
 The spec names the run, the shard's remaining entries, the config, the first part number, the
-pacing that earlier processes left for the shard's hosts and where to write a small JSON report.
+pacing that earlier processes left for the shard's hosts, where to write a small JSON report, and the
+file the downloader keeps its hosts' timing in while it runs (what a process that dies leaves).
 The process dies with its parent (PR_SET_PDEATHSIG), so a killed Ray worker never leaves an orphan
 crawler writing parts behind a restarted one.
 """
@@ -42,6 +43,7 @@ def main(spec_path: str) -> int:
     from scrapy.crawler import CrawlerProcess
 
     from crawler.config import CrawlConfig
+    from crawler.fetch.downloader import CHECKPOINT_SETTING, host_report
     from crawler.fetch.pinproxy import PinningProxy
     from crawler.fetch.render import SubresourceGuard
     from crawler.fetch.settings import scrapy_settings
@@ -60,7 +62,9 @@ def main(spec_path: str) -> int:
     renders = config.render.policy != "never" and not config.replay_warcs
     proxy = PinningProxy(config.network.address_policy()) if renders else None
     started = time.monotonic()
-    process = CrawlerProcess(scrapy_settings(config, guard, proxy, spec.get("host_pacing")))
+    settings = scrapy_settings(config, guard, proxy, spec.get("host_pacing"))
+    settings[CHECKPOINT_SETTING] = spec.get("checkpoint_path")
+    process = CrawlerProcess(settings)
     crawler = process.create_crawler(PageSpider)
 
     def write_report(stalled: str | None = None) -> None:
@@ -75,10 +79,7 @@ def main(spec_path: str) -> int:
             "render_contexts_opened": stats.get("playwright/context_count", 0),
             "render_contexts_max_open": stats.get("playwright/context_count/max_concurrent", 0),
             "stalled": stalled,
-            "hosts": {
-                host: {"requests": timing.requests, "active_s": round(timing.active_s, 3), **timing.pacing()}
-                for host, timing in getattr(crawler.spider, "timings", {}).items()
-            },
+            "hosts": host_report(getattr(crawler.spider, "timings", {})),
         }
         with open(spec["report_path"], "w") as handle:
             json.dump(report, handle)

@@ -152,3 +152,22 @@ def test_a_shard_process_that_dies_counts_as_a_request_to_each_of_its_hosts_when
     paced = host_pacing([summary])
     assert paced["127.0.1.7"]["crawl_delay_s"] == 5.0 and paced["127.0.1.8"]["crawl_delay_s"] is None
     assert all(before < p["last_sent_at"] <= time.time() for p in paced.values()), paced
+
+
+@pytest.mark.slow
+def test_a_dying_process_leaves_the_crawl_delay_it_read_to_its_retry(tmp_path):
+    """The first process of a host reads robots.txt (Crawl-delay 25 s) and is killed while its page
+    waits; its retry knows the delay from the process's checkpoint, so it does not ask for robots.txt
+    again after one process start, and the host's next shard gets the delay too."""
+    host = "127.0.1.9"
+    web = LoopbackWeb([host], crawl_delays={host: 25}).start()
+    try:
+        (shard,) = plan_shards([web.url(host, "/article/0")], shard_size=10)
+        config = loopback_config(network={"allowlist": ["127.0.1.0/24"]}, shard_timeout_s=10)
+        summary = run_shard(shard, str(tmp_path), config)
+    finally:
+        web.stop()
+
+    assert summary["attempts"] == 2 and summary["statuses"] == {"error": 1}, summary
+    assert len(web.times[(host, "/robots.txt")]) == 1, web.times
+    assert summary["hosts"][host]["crawl_delay_s"] == 25 and summary["hosts"][host]["requests"] == 1
