@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
@@ -25,6 +23,7 @@ import pyarrow.compute as pc
 
 from crawler.config import CrawlConfig
 from crawler.fetch.sink import PartSink, committed_keys, committed_redirects, next_sequence, part_names
+from crawler.launch import ShardProcess
 from crawler.layout import LAYOUT
 from crawler.records import page_record
 from crawler.schema import PAGE_SCHEMA
@@ -33,8 +32,6 @@ from crawler.storage import RunStore
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def page_status_counts(store: RunStore, parts: Iterable[str] | None = None) -> dict[str, int]:
@@ -73,10 +70,18 @@ def pacing_for(pacing: dict[str, HostPacing], hosts: Iterable[str]) -> dict[str,
 
 
 def _run_subprocess(
-    store: RunStore, shard: CrawlShard, config: CrawlConfig, pacing: dict[str, HostPacing]
+    store: RunStore,
+    shard: CrawlShard,
+    config: CrawlConfig,
+    pacing: dict[str, HostPacing],
+    process: ShardProcess | None = None,
 ) -> dict[str, Any]:
-    """Run the Scrapy subprocess for ``shard``'s entries; returns its report (or why it failed)."""
-    with tempfile.TemporaryDirectory(prefix=f"sb-{shard.shard_id}-") as tmp:
+    """Run ``shard``'s entries in ``process`` (one started ahead) or a new one; returns its report (or
+    why it failed)."""
+    with (
+        tempfile.TemporaryDirectory(prefix=f"sb-{shard.shard_id}-") as tmp,
+        process or ShardProcess() as proc,
+    ):
         spec_path, report_path = os.path.join(tmp, "spec.json"), os.path.join(tmp, "report.json")
         checkpoint_path = os.path.join(tmp, "hosts.json")
         spec = {
@@ -85,31 +90,14 @@ def _run_subprocess(
             "config": config.model_dump(mode="json"),
             "first_seq": next_sequence(store, shard.shard_id),
             "report_path": report_path,
-            "parent_pid": os.getpid(),
             "host_pacing": pacing,
             "checkpoint_path": checkpoint_path,
         }
         Path(spec_path).write_text(json.dumps(spec))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-        log_path = os.path.join(tmp, "scrapy.log")
-        with open(log_path, "wb") as log:
-            try:
-                proc = subprocess.run(
-                    [sys.executable, "-m", "crawler.fetch.process", spec_path],
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    timeout=config.shard_timeout_s,
-                    check=False,
-                )
-                code: int | str = proc.returncode
-            except subprocess.TimeoutExpired:
-                code = f"timeout after {config.shard_timeout_s:.0f}s"
+        code = proc.run(spec_path, config.shard_timeout_s)
         if code == 0 and os.path.exists(report_path):
             return json.loads(Path(report_path).read_text())
-        tail = Path(log_path).read_bytes()[-2000:].decode("utf-8", "replace")
-        failed = {"failed": f"shard process ended with {code}", "log_tail": tail}
+        failed = {"failed": f"shard process ended with {code}", "log_tail": proc.log_tail()}
         if os.path.exists(checkpoint_path):  # its hosts as of its last checkpoint (written atomically)
             failed["hosts"] = json.loads(Path(checkpoint_path).read_text())
         return failed
@@ -136,7 +124,11 @@ def _host_stats(
 
 
 def run_shard(
-    shard: CrawlShard, run_uri: str, config: CrawlConfig, pacing: dict[str, HostPacing] | None = None
+    shard: CrawlShard,
+    run_uri: str,
+    config: CrawlConfig,
+    pacing: dict[str, HostPacing] | None = None,
+    process: ShardProcess | None = None,
 ) -> dict[str, Any]:
     """Crawl one shard into ``<run>/pages/<shard_id>-<seq>.parquet`` and ``<run>/warc/...warc.gz``.
 
@@ -150,6 +142,8 @@ def run_shard(
         config: The crawl configuration.
         pacing: What earlier shards left of their hosts' delays (``host_pacing`` of their
             summaries): each host's first request waits for its delay since its last one.
+        process: A shard process started ahead for this shard (``crawler.launch``), used by its first
+            attempt; the caller closes it (a done shard does not use it).
 
     Returns:
         The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status, per-host
@@ -168,7 +162,8 @@ def run_shard(
         remaining = tuple(e for e in shard.entries if e.url_key not in done)
         if not remaining:
             break
-        reports.append(_run_subprocess(store, replace(shard, entries=remaining), config, pacing))
+        reports.append(_run_subprocess(store, replace(shard, entries=remaining), config, pacing, process))
+        process = None  # a retry starts a process of its own
         if "failed" not in reports[-1]:
             break
         # a process that died wrote no report, only its checkpoint (the Crawl-delays it had read): it
@@ -203,6 +198,8 @@ def run_shard(
         "deferred_redirects": len(committed_redirects(store, shard.shard_id)),
         "wall_s": round(time.monotonic() - started, 3),
         "attempts": len(reports),
+        "process_warm_up_s": reports[0].get("warm_up_s") if reports else None,
+        "process_ready_ahead_s": reports[0].get("ready_ahead_s") if reports else None,
         "peak_rss_mb": max([r.get("peak_rss_mb", 0) for r in reports] or [0]),
         "render_blocked_count": sum(r.get("render_blocked_count", 0) for r in reports),
         "render_blocked_requests": [u for r in reports for u in r.get("render_blocked_requests", [])][:100],

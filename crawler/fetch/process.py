@@ -1,10 +1,13 @@
-"""Entry point of a shard subprocess: ``python -m crawler.fetch.process SPEC.json``.
+"""Entry point of a shard subprocess: ``python -m crawler.fetch.process PARENT_PID``, then the path of
+its spec on stdin (``crawler.launch.ShardProcess``).
 
-The spec names the run, the shard's remaining entries, the config, the first part number, the
-pacing that earlier processes left for the shard's hosts, where to write a small JSON report, and the
-file the downloader keeps its hosts' timing in while it runs (what a process that dies leaves).
-The process dies with its parent (PR_SET_PDEATHSIG), so a killed Ray worker never leaves an orphan
-crawler writing parts behind a restarted one.
+The process warms up first (imports, the extractor's models), so that one started ahead of its shard
+is ready when the shard before it ends; nothing on stdin (closed) ends it. The spec names the run, the
+shard's remaining entries, the config, the first part number, the pacing that earlier processes left
+for the shard's hosts, where to write a small JSON report, and the file the downloader keeps its hosts'
+timing in while it runs (what a process that dies leaves). The process dies with its parent
+(PR_SET_PDEATHSIG), so a killed Ray worker never leaves an orphan crawler writing parts behind a
+restarted one.
 """
 
 from __future__ import annotations
@@ -35,10 +38,45 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def main(spec_path: str) -> int:
+#: Text enough for the language identifier (100 characters), so that warming up loads its model.
+_WARM_UP_PAGE = (
+    b"<html><head><title>Warm-up</title></head><body><p>"
+    + b"This page is extracted once before the shard starts, to load what extraction needs. " * 3
+    + b"</p></body></html>"
+)
+
+
+def warm_up() -> None:
+    """Import what a crawl needs and extract one page (the language model and the extractors' settings
+    load on first use), without installing a Twisted reactor (``CrawlerProcess`` installs the one the
+    settings name)."""
+    import scrapy.crawler  # noqa: F401
+
+    import crawler.fetch.pinproxy
+    import crawler.fetch.render
+    import crawler.fetch.settings
+    import crawler.fetch.spider  # noqa: F401
+    from crawler.extract import extract_page
+
+    extract_page("https://example.com/warm-up", _WARM_UP_PAGE, "text/html")
+
+
+def main(parent_pid: int) -> int:
+    die_with_parent(parent_pid)
+    started = time.monotonic()
+    warm_up()
+    ready = time.monotonic()
+    spec_path = sys.stdin.readline().strip()
+    if not spec_path:  # the parent closed stdin: the shard this process was started for is not run
+        return 0
+    timing = {"warm_up_s": round(ready - started, 3), "ready_ahead_s": round(time.monotonic() - ready, 3)}
+    return crawl_shard(spec_path, timing)
+
+
+def crawl_shard(spec_path: str, timing: dict[str, float]) -> int:
+    """Crawl the shard of the spec; ``timing`` (warm-up, readiness) goes into the report."""
     with open(spec_path) as handle:
         spec = json.load(handle)
-    die_with_parent(spec["parent_pid"])
 
     from scrapy.crawler import CrawlerProcess
 
@@ -79,6 +117,7 @@ def main(spec_path: str) -> int:
             "render_contexts_opened": stats.get("playwright/context_count", 0),
             "render_contexts_max_open": stats.get("playwright/context_count/max_concurrent", 0),
             "stalled": stalled,
+            **timing,
             "hosts": host_report(getattr(crawler.spider, "timings", {})),
         }
         with open(spec["report_path"], "w") as handle:
@@ -98,4 +137,4 @@ def main(spec_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(int(sys.argv[1])))
