@@ -171,11 +171,7 @@ def run_shard(
         ended = round(time.time(), 3)
         left = host_pacing(reports[-1:], start=pacing)
         pacing = {
-            host: {
-                "last_sent_at": ended,
-                "crawl_delay_s": left[host]["crawl_delay_s"] if host in left else None,
-                "delay_s": left[host].get("delay_s") if host in left else None,
-            }
+            host: {"crawl_delay_s": None, "delay_s": None, **left.get(host, {}), "last_sent_at": ended}
             for host in hosts
         }
     done = committed_keys(store, shard.shard_id)
