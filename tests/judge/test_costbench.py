@@ -10,7 +10,7 @@ import yaml
 
 from crawler.base import InputError
 from jobs.cli import main
-from jobs.costbench import CostbenchOptions, _decoding_as_configured, project, split_by_length
+from jobs.costbench import CostbenchOptions, _decoding_as_configured, project, split_by_weight
 from judge import JudgeConfig
 from judge.cost import GpuThroughput, SteadyState
 from judge.run import read_judgments
@@ -108,12 +108,12 @@ def test_openai_reports_money_and_hours_at_the_rate_limit():
     assert report["measured_rate"]["requests_per_minute"] == 1000.0  # 6 requests per 0.36 s
 
 
-def test_split_by_length_gives_each_group_the_same_mix():
+def test_split_by_weight_gives_each_group_the_same_mix():
     keys = [f"k{i:02d}" for i in range(30)]
-    lengths = {k: i * 100 for i, k in enumerate(keys)}
-    groups = split_by_length(keys, lengths, [5, 10, 15])
+    weights = {k: i * 100 for i, k in enumerate(keys)}
+    groups = split_by_weight(keys, weights, [5, 10, 15])
     assert [len(g) for g in groups] == [5, 10, 15]
-    means = [sum(lengths[k] for k in g) / len(g) for g in groups]
+    means = [sum(weights[k] for k in g) / len(g) for g in groups]
     assert max(means) - min(means) < 0.1 * max(means)
 
 
