@@ -48,6 +48,14 @@ class Politeness(_Model):
         description="Longest robots.txt Crawl-delay honoured (as a per-host floor of the delay); a host "
         "asking for more is not crawled: its URLs end as robots_disallowed.",
     )
+    pacing_checkpoint_s: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds between two checkpoints of a shard process's host pacing into the run "
+        "(crawl/_pacing/<shard>.json; a robots.txt Crawl-delay is written at once): a retry of the shard, "
+        "on this node or another, starts from it, counting a request to each host as late as that many "
+        "seconds after the checkpoint. Each checkpoint is one small write (an S3 PUT) per shard process.",
+    )
     total_concurrency: int = Field(256, ge=1, description="Parallel requests of one shard process in total.")
     cross_host_redirects: Literal["defer", "follow"] = Field(
         "defer",

@@ -6,6 +6,7 @@ the bottom of the dependency chain (``jobs -> judge -> crawler``) so that all th
     <run>/manifest.json                     the audit manifest (attempts, stages, config)
     <run>/inputs/{queries,citations,selected_sources}.parquet
     <run>/crawl/shards/<shard>.json         the crawl plan;  crawl/_done/<shard>.json  its markers
+    <run>/crawl/_pacing/<shard>.json        its hosts' pacing while its process runs (for a retry)
     <run>/crawl/redirects/<shard>-<seq>.json    cross-host redirects a shard left to the next round
     <run>/crawl/{manifest,hosts,summary}.json   the crawl's settings, per-host backlog and run summary
     <run>/pages/<shard>-<seq>.parquet       page records (the judge's units of work)
@@ -120,6 +121,11 @@ class RunLayout:
     def crawl_redirect_part(self, stem: str) -> str:
         """The redirects deferred by one committed part of a shard (the page part's stem)."""
         return f"{self.crawl_redirects}/{stem}.json"
+
+    def crawl_pacing(self, shard_id: str) -> str:
+        """The hosts' pacing a shard's process last checkpointed (``crawler.fetch.downloader``): what a
+        retry of the shard starts from when its process left no report, on this node or another."""
+        return f"{self.crawl}/_pacing/{shard_id}.json"
 
     @property
     def crawl_manifest(self) -> str:

@@ -83,7 +83,6 @@ def _run_subprocess(
         process or ShardProcess() as proc,
     ):
         spec_path, report_path = os.path.join(tmp, "spec.json"), os.path.join(tmp, "report.json")
-        checkpoint_path = os.path.join(tmp, "hosts.json")
         spec = {
             "run_uri": store.uri,
             "shard": shard.to_dict(),
@@ -91,16 +90,41 @@ def _run_subprocess(
             "first_seq": next_sequence(store, shard.shard_id),
             "report_path": report_path,
             "host_pacing": pacing,
-            "checkpoint_path": checkpoint_path,
+            "pacing_checkpoint": {
+                "run_uri": store.uri,
+                "path": LAYOUT.crawl_pacing(shard.shard_id),
+                "every_s": config.politeness.pacing_checkpoint_s,
+            },
         }
         Path(spec_path).write_text(json.dumps(spec))
+        started = time.time()
         code = proc.run(spec_path, config.shard_timeout_s)
         if code == 0 and os.path.exists(report_path):
             return json.loads(Path(report_path).read_text())
         failed = {"failed": f"shard process ended with {code}", "log_tail": proc.log_tail()}
-        if os.path.exists(checkpoint_path):  # its hosts as of its last checkpoint (written atomically)
-            failed["hosts"] = json.loads(Path(checkpoint_path).read_text())
+        left = store.read_json_if_present(LAYOUT.crawl_pacing(shard.shard_id))
+        if left and left["written_at"] >= started:  # its own checkpoint, not an earlier attempt's
+            failed["hosts"] = left["hosts"]
         return failed
+
+
+def _pacing_after_lost(
+    checkpoint: dict[str, Any], hosts: Iterable[str], pacing: dict[str, HostPacing], ended: float
+) -> dict[str, HostPacing]:
+    """The pacing of ``hosts`` after an attempt of the shard that left no report (its process died, or
+    its node or driver was lost): the Crawl-delays and delays its last ``checkpoint`` held (its
+    ``hosts``), and a request to each host at ``ended`` (epoch seconds), as late as the attempt may
+    have sent one."""
+    left = host_pacing([checkpoint], start=pacing)
+    return {
+        host: {
+            "crawl_delay_s": None,
+            "delay_s": None,
+            **left.get(host, {}),
+            "last_sent_at": max(ended, left.get(host, {}).get("last_sent_at", 0.0)),
+        }
+        for host in hosts
+    }
 
 
 def _host_stats(
@@ -156,6 +180,10 @@ def run_shard(
     started = time.monotonic()
     hosts = shard.hosts()
     pacing = pacing_for(pacing or {}, hosts)
+    earlier = store.read_json_if_present(LAYOUT.crawl_pacing(shard.shard_id))
+    if earlier:  # an attempt of this shard began before this call, in a task or driver that was lost
+        ended = min(time.time(), earlier["written_at"] + config.politeness.pacing_checkpoint_s)
+        pacing = _pacing_after_lost(earlier, hosts, pacing, round(ended, 3))
     reports: list[dict[str, Any]] = []
     for _attempt in range(2):
         done = committed_keys(store, shard.shard_id)
@@ -166,14 +194,7 @@ def run_shard(
         process = None  # a retry starts a process of its own
         if "failed" not in reports[-1]:
             break
-        # a process that died wrote no report, only its checkpoint (the Crawl-delays it had read): it
-        # may have sent a request to each host until it ended
-        ended = round(time.time(), 3)
-        left = host_pacing(reports[-1:], start=pacing)
-        pacing = {
-            host: {"crawl_delay_s": None, "delay_s": None, **left.get(host, {}), "last_sent_at": ended}
-            for host in hosts
-        }
+        pacing = _pacing_after_lost(reports[-1], hosts, pacing, round(time.time(), 3))
     done = committed_keys(store, shard.shard_id)
     missing = [e for e in shard.entries if e.url_key not in done]
     if missing:
@@ -208,6 +229,8 @@ def run_shard(
         "replay": bool(config.replay_warcs),
     }
     store.mark_done(LAYOUT.crawl, shard.shard_id, summary)
+    if store.exists(LAYOUT.crawl_pacing(shard.shard_id)):  # the summary holds the pacing now
+        store.delete(LAYOUT.crawl_pacing(shard.shard_id))
     return summary
 
 

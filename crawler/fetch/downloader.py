@@ -17,8 +17,6 @@ and with AutoThrottle on, the host starts at the delay AutoThrottle had learned 
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from time import monotonic, time
@@ -29,14 +27,13 @@ from scrapy.utils.asyncio import call_later
 from scrapy.utils.defer import _schedule_coro
 
 from crawler.shards import HostPacing
+from crawler.storage import RunStore
 
 #: The Scrapy setting that carries the ``HostPacing`` of the shard's hosts into its process.
 PACING_SETTING = "SOURCEBENCH_HOST_PACING"
-#: The Scrapy setting naming the file the downloader keeps its hosts' timing in (``host_report``), so
-#: that a process that dies without a report still leaves its hosts' Crawl-delays to its retry.
-CHECKPOINT_SETTING = "SOURCEBENCH_HOST_CHECKPOINT"
-#: Seconds between two writes of that file (a Crawl-delay read from robots.txt is written at once).
-CHECKPOINT_EVERY_S = 1.0
+#: The Scrapy setting saying where the downloader checkpoints its hosts' timing (``PacingCheckpoint``), so
+#: that a process that dies without a report, or whose node is lost, leaves its hosts' pacing to a retry.
+CHECKPOINT_SETTING = "SOURCEBENCH_PACING_CHECKPOINT"
 
 
 @dataclass
@@ -80,6 +77,29 @@ def host_report(timings: Mapping[str, HostTiming]) -> dict[str, dict[str, Any]]:
     }
 
 
+@dataclass(frozen=True)
+class PacingCheckpoint:
+    """Where and how often a shard process writes its hosts' timing into the run.
+
+    The file (``{"written_at": epoch seconds, "hosts": host_report}``) sits in the run store, not on the
+    node: a Ray task retried on another node after this one is lost reads it too (``crawler.runner``).
+
+    Attributes:
+        run_uri: The run the shard belongs to.
+        path: The file inside the run (``LAYOUT.crawl_pacing``).
+        every_s: Seconds between two writes; a Crawl-delay read from robots.txt is written at once.
+    """
+
+    run_uri: str
+    path: str
+    every_s: float
+
+    def write(self, timings: Mapping[str, HostTiming]) -> None:
+        RunStore(self.run_uri).write_json(
+            self.path, {"written_at": round(time(), 3), "hosts": host_report(timings)}
+        )
+
+
 class HostSlotDownloader(Downloader):
     """``DOWNLOADER`` of a shard: per-host concurrency and delay as configured, plus Crawl-delay.
 
@@ -98,7 +118,7 @@ class HostSlotDownloader(Downloader):
         settings = crawler.settings
         self._throttled = settings.getbool("AUTOTHROTTLE_ENABLED")
         self._delay_bounds = settings.getfloat("DOWNLOAD_DELAY"), settings.getfloat("AUTOTHROTTLE_MAX_DELAY")
-        self._checkpoint_path: str | None = None  # set after the pacing below, which the parent has
+        self._checkpoint: PacingCheckpoint | None = None  # set after the pacing below, which the parent has
         self._checkpointed = 0.0
         pacing: dict[str, HostPacing] = settings.getdict(PACING_SETTING)
         for host, paced in pacing.items():
@@ -107,7 +127,8 @@ class HostSlotDownloader(Downloader):
                 self.set_min_delay(host, paced["crawl_delay_s"])
             if self._throttled and paced.get("delay_s") is not None:
                 self._learned[host] = paced["delay_s"]
-        self._checkpoint_path = settings.get(CHECKPOINT_SETTING) or None
+        checkpoint = settings.getdict(CHECKPOINT_SETTING)
+        self._checkpoint = PacingCheckpoint(**checkpoint) if checkpoint else None
 
     def set_min_delay(self, host: str, seconds: float) -> None:
         """Never send two requests to ``host`` less than ``seconds`` apart (from now on, no jitter)."""
@@ -115,20 +136,16 @@ class HostSlotDownloader(Downloader):
         self.timings.setdefault(host, HostTiming()).crawl_delay_s = self.min_delays[host]
         if host in self.slots:
             self._apply_floor(self.slots[host], self.min_delays[host])
-        self._checkpoint(force=True)
+        self._write_checkpoint(force=True)
 
-    def _checkpoint(self, force: bool = False) -> None:
-        """Write ``host_report`` of the hosts so far to the checkpoint file (atomically), at most every
-        ``CHECKPOINT_EVERY_S`` unless forced."""
-        if self._checkpoint_path is None or not (
-            force or monotonic() - self._checkpointed >= CHECKPOINT_EVERY_S
+    def _write_checkpoint(self, force: bool = False) -> None:
+        """Checkpoint the hosts so far (atomically), at most every ``every_s`` unless forced."""
+        if self._checkpoint is None or not (
+            force or monotonic() - self._checkpointed >= self._checkpoint.every_s
         ):
             return
         self._checkpointed = monotonic()
-        temporary = f"{self._checkpoint_path}.tmp"
-        with open(temporary, "w") as handle:
-            json.dump(host_report(self.timings), handle)
-        os.replace(temporary, self._checkpoint_path)
+        self._checkpoint.write(self.timings)
 
     def _get_slot(self, request: Any, spider: Any = None) -> tuple[str, Slot]:
         key, slot = super()._get_slot(request)
@@ -185,4 +202,4 @@ class HostSlotDownloader(Downloader):
                 timing.delay_s = self.slots[key].delay
                 if self._throttled:  # a slot Scrapy recycles when idle comes back at this delay
                     self._learned[key] = timing.delay_s
-        self._checkpoint()
+        self._write_checkpoint()

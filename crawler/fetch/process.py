@@ -101,7 +101,7 @@ def crawl_shard(spec_path: str, timing: dict[str, float]) -> int:
     proxy = PinningProxy(config.network.address_policy()) if renders else None
     started = time.monotonic()
     settings = scrapy_settings(config, guard, proxy, spec.get("host_pacing"))
-    settings[CHECKPOINT_SETTING] = spec.get("checkpoint_path")
+    settings[CHECKPOINT_SETTING] = spec.get("pacing_checkpoint")
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(PageSpider)
 

@@ -4,16 +4,21 @@ from one shard process of a host to the next."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
+from crawler.layout import LAYOUT
 from crawler.runner import host_pacing, read_pages, run_shard
 from crawler.shards import plan_shards
 from jobs.crawl import crawl_run
 from tests.crawler.conftest import loopback_config
 from tests.crawler.loopweb import LoopbackWeb
 
+REPO = Path(__file__).resolve().parents[2]
 HOT, OTHERS = "127.0.1.1", ["127.0.1.2", "127.0.1.3", "127.0.1.4"]
 DELAYED, GREEDY = "127.0.1.5", "127.0.1.6"  # robots.txt: Crawl-delay 0.5 s / 100 s
 PACED = "127.0.1.7"  # robots.txt: Crawl-delay 5 s, longer than a shard process takes to start (2-3 s)
@@ -175,3 +180,52 @@ def test_a_dying_process_leaves_the_crawl_delay_it_read_to_its_retry(tmp_path):
     assert summary["attempts"] == 2 and summary["statuses"] == {"error": 1}, summary
     assert len(web.times[(host, "/robots.txt")]) == 1, web.times
     assert summary["hosts"][host]["crawl_delay_s"] == 25 and summary["hosts"][host]["requests"] == 1
+
+
+_LOST_RUNNER = """
+import json, sys
+from crawler.config import CrawlConfig
+from crawler.runner import run_shard
+from crawler.shards import CrawlShard
+spec = json.loads(sys.argv[1])
+run_shard(CrawlShard.from_dict(spec["shard"]), spec["run"], CrawlConfig.model_validate(spec["config"]))
+"""
+
+
+@pytest.mark.slow
+def test_a_retry_after_a_lost_runner_starts_from_the_pacing_its_process_checkpointed(tmp_path):
+    """A Ray task whose node is lost takes its shard's runner and process with it, and Ray retries it
+    elsewhere: here the runner is a process of its own, killed (its shard process dies with it) after
+    robots.txt gave a Crawl-delay of 25 s. The retry reads the checkpoint in the run, so its first
+    request (robots.txt again: a new process reads it) waits 25 s from the moment the lost attempt may
+    last have sent one, as every request after it does; once done, the checkpoint is gone and the
+    summary holds the pacing. Without the checkpoint in the run, the retry's robots.txt came 3 s after."""
+    host = "127.0.1.10"
+    web = LoopbackWeb([host], crawl_delays={host: 25}).start()
+    run = str(tmp_path / "run")
+    try:
+        (shard,) = plan_shards([web.url(host, "/article/0")], shard_size=10)
+        config = loopback_config(network={"allowlist": ["127.0.1.0/24"]}, limits={"timeout_s": 20})
+        spec = {"shard": shard.to_dict(), "run": run, "config": config.model_dump(mode="json")}
+        runner = subprocess.Popen([sys.executable, "-c", _LOST_RUNNER, json.dumps(spec)], cwd=REPO)
+        checkpoint = Path(run) / LAYOUT.crawl_pacing(shard.shard_id)
+        deadline = time.monotonic() + 60
+        while not (checkpoint.exists() and json.loads(checkpoint.read_text())["hosts"].get(host, {}).get(
+            "crawl_delay_s"
+        )):  # fmt: skip
+            assert runner.poll() is None and time.monotonic() < deadline, "no checkpoint of the Crawl-delay"
+            time.sleep(0.1)
+        runner.kill()
+        runner.wait()
+        lost_at = time.monotonic()  # the clock the server records with
+        time.sleep(1)  # its shard process dies with it (PR_SET_PDEATHSIG)
+        summary = run_shard(shard, run, config)
+    finally:
+        web.stop()
+
+    assert summary["statuses"] == {"ok": 1} and summary["attempts"] == 1, summary
+    first, retried = sorted(web.times[(host, "/robots.txt")])
+    assert retried - lost_at >= 24.9, retried - lost_at
+    assert all(gap >= 24.9 for gap in gaps(host_times(web, host))), gaps(host_times(web, host))
+    assert summary["hosts"][host]["crawl_delay_s"] == 25
+    assert not checkpoint.exists()
