@@ -23,7 +23,7 @@ from time import monotonic, time
 from typing import Any
 
 from scrapy.core.downloader import Downloader, Slot
-from scrapy.utils.asyncio import call_later
+from scrapy.utils.asyncio import CallLaterResult, call_later
 from scrapy.utils.defer import _schedule_coro
 
 from crawler.shards import HostPacing
@@ -34,6 +34,9 @@ PACING_SETTING = "SOURCEBENCH_HOST_PACING"
 #: The Scrapy setting saying where the downloader checkpoints its hosts' timing (``PacingCheckpoint``), so
 #: that a process that dies without a report, or whose node is lost, leaves its hosts' pacing to a retry.
 CHECKPOINT_SETTING = "SOURCEBENCH_PACING_CHECKPOINT"
+#: Least seconds between two checkpoints, those of a new Crawl-delay included: a shard of many hosts reads
+#: many robots.txt files at once, and one blocking write (an S3 PUT) each would stall the downloader.
+CHECKPOINT_MIN_S = 1.0
 
 
 @dataclass
@@ -120,6 +123,7 @@ class HostSlotDownloader(Downloader):
         self._delay_bounds = settings.getfloat("DOWNLOAD_DELAY"), settings.getfloat("AUTOTHROTTLE_MAX_DELAY")
         self._checkpoint: PacingCheckpoint | None = None  # set after the pacing below, which the parent has
         self._checkpointed = 0.0
+        self._urgent: CallLaterResult | None = None  # the write of a new Crawl-delay, when scheduled
         pacing: dict[str, HostPacing] = settings.getdict(PACING_SETTING)
         for host, paced in pacing.items():
             self._last_sent[host] = monotonic() - max(0.0, time() - paced["last_sent_at"])
@@ -139,11 +143,23 @@ class HostSlotDownloader(Downloader):
         self._write_checkpoint(force=True)
 
     def _write_checkpoint(self, force: bool = False) -> None:
-        """Checkpoint the hosts so far (atomically), at most every ``every_s`` unless forced."""
-        if self._checkpoint is None or not (
-            force or monotonic() - self._checkpointed >= self._checkpoint.every_s
-        ):
+        """Checkpoint the hosts so far (atomically): every ``every_s``, or ``CHECKPOINT_MIN_S`` after the
+        last write when ``force`` (a new Crawl-delay), a call scheduled for then if it is sooner."""
+        if self._checkpoint is None:
             return
+        since = monotonic() - self._checkpointed
+        if force and since < CHECKPOINT_MIN_S:
+            if self._urgent is None:
+                self._urgent = call_later(CHECKPOINT_MIN_S - since, self._write_now)
+        elif force or since >= self._checkpoint.every_s:
+            self._write_now()
+
+    def _write_now(self) -> None:
+        if self._checkpoint is None:
+            return
+        if self._urgent is not None:  # written now, Crawl-delay included (cancelling a call made: a no-op)
+            self._urgent.cancel()
+            self._urgent = None
         self._checkpointed = monotonic()
         self._checkpoint.write(self.timings)
 
