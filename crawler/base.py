@@ -71,8 +71,13 @@ class ConfigModel(BaseModel):
     execution_fields: ClassVar[frozenset[str]] = frozenset()
 
     def fingerprint_payload(self) -> dict[str, Any]:
-        """The fields that decide this config's results (JSON-ready), for a stage fingerprint."""
-        return self.model_dump(mode="json", exclude=set(self.execution_fields))
+        """The fields that decide this config's results (JSON-ready), for a stage fingerprint; a nested
+        config leaves its own execution fields out too."""
+        payload = self.model_dump(mode="json", exclude=set(self.execution_fields))
+        for name, value in self:
+            if name in payload and isinstance(value, ConfigModel):
+                payload[name] = value.fingerprint_payload()
+        return payload
 
 
 class CommandLineValue(str):

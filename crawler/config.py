@@ -29,6 +29,9 @@ class _Model(ConfigModel):
 class Politeness(_Model):
     """How hard one host is hit."""
 
+    #: How often pacing is checkpointed changes no page: a rerun with another value resumes the crawl.
+    execution_fields: ClassVar[frozenset[str]] = frozenset({"pacing_checkpoint_s"})
+
     per_host_concurrency: int = Field(4, ge=1, description="Parallel requests to one host at most.")
     download_delay_s: float = Field(
         0.0, ge=0, description="Minimum seconds between two requests to one host (randomised 0.5-1.5x)."

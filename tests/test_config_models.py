@@ -139,5 +139,10 @@ def test_each_config_declares_its_fingerprint_fields() -> None:
     crawl = CrawlConfig()
     assert "shard_size" not in crawl.fingerprint_payload() and "politeness" in crawl.fingerprint_payload()
     assert CrawlConfig(shard_size=7).fingerprint_payload() == crawl.fingerprint_payload()
+    # a nested config's execution fields stay out too: runs from before the field was added resume
+    base = crawl.fingerprint_payload()
+    assert "pacing_checkpoint_s" not in base["politeness"]
+    assert CrawlConfig(politeness={"pacing_checkpoint_s": 5}).fingerprint_payload() == base
+    assert CrawlConfig(politeness={"download_delay_s": 5}).fingerprint_payload() != base
     assert ReduceConfig(executor="local").fingerprint_payload() == ReduceConfig().fingerprint_payload()
     assert ReduceConfig(policy="complete").fingerprint_payload() != ReduceConfig().fingerprint_payload()
