@@ -59,7 +59,9 @@ from judge.cost import (
     gpu_hours_per_1m_pages,
     steady_state,
 )
+from judge.packet import PagePacket
 from judge.rubric import STAGES
+from judge.signals.engine import embedded_text
 from judge.signals.relevance import passages
 
 #: The runs of one measurement, in order: cold start, warm repeat, then the timed sizes.
@@ -185,20 +187,20 @@ def split_by_weight(keys: list[str], weights: dict[str, int], sizes: list[int]) 
     return groups
 
 
-def page_weights(engine: str, pages: pa.Table) -> list[int]:
+def page_weights(config: JudgeConfig, pages: pa.Table) -> list[int]:
     """What judging each page costs the engine, roughly: what groups are dealt by.
 
     The signals judge embeds passages of the main text (its cost follows their number, correlation
-    0.99 on the shared pages, against 0.73 for the full text's length); an LLM reads the full text.
+    0.99 on the shared pages, against 0.73 for the full text's length); an LLM reads the judged text.
     """
-    if engine == "signals":
-        mains, fulls = pages["text_main"].to_pylist(), pages["text_full"].to_pylist()
-        return [len(passages(main or full or "")) for main, full in zip(mains, fulls, strict=True)]
-    return pc.fill_null(pc.utf8_length(pages["text_full"]), 0).to_pylist()
+    packets = [PagePacket.from_record(row, config.prompts.text_field) for row in pages.to_pylist()]
+    if config.engine == "signals":
+        return [len(passages(embedded_text(packet))) for packet in packets]
+    return [len(packet.text) for packet in packets]
 
 
 def sample_groups(
-    store: RunStore, requests: pa.Table, sizes: list[int], engine: str
+    store: RunStore, requests: pa.Table, sizes: list[int], config: JudgeConfig
 ) -> tuple[pa.Table, list[pa.Table]]:
     """The sampled page records, and the requests of each group (warm-up first), dealt by
     :func:`page_weights` so that every group gets a similar mix of costly and cheap pages."""
@@ -213,7 +215,7 @@ def sample_groups(
             f"{sampled.num_rows} pages to sample, {sizes_text} need more",
             field="--sample",
         )
-    by_key = dict(zip(sampled["url_key"].to_pylist(), page_weights(engine, sampled), strict=True))
+    by_key = dict(zip(sampled["url_key"].to_pylist(), page_weights(config, sampled), strict=True))
     groups = [
         requests.filter(pc.is_in(requests["url_key"], pa.array(keys, pa.string())))
         for keys in split_by_weight(list(by_key), by_key, sizes)
@@ -478,7 +480,7 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(bench.uri_of(), "already measured: pass another --label", field="--label")
         requests = read_requests(args, store).read_all()
         sampled, groups = sample_groups(
-            store, requests, [options.warmup] * len(_WARMUP_GROUPS) + options.sample, config.engine
+            store, requests, [options.warmup] * len(_WARMUP_GROUPS) + options.sample, config
         )
         if config.engine == "signals" and config.signals.threads is None:
             config = config.model_copy(update={"signals": config.signals.model_copy(update={"threads": 1})})

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 from judge.config import JudgeConfig
 from judge.engines.base import Completion, Judged, PromptStage, outcome_of
-from judge.packet import StageRequest
+from judge.packet import PagePacket, StageRequest
 from judge.signals import features
 from judge.signals.authority import DomainAuthority
 from judge.signals.relevance import EmbeddingRelevance, band_score, term_coverage
@@ -37,6 +37,11 @@ def _set_threads(threads: int | None) -> None:
         import torch
 
         torch.set_num_threads(threads)
+
+
+def embedded_text(page: PagePacket) -> str:
+    """The text the relevance signal reads (embeds, in passages): the main content, else the judged text."""
+    return page.text_main or page.text
 
 
 def _host(request: StageRequest) -> str:
@@ -92,7 +97,7 @@ class SignalsJudge:
         content = [r for r in requests if r.stage == "content"]
         if not content:
             return {}
-        texts = [r.page.text_main or r.page.text for r in content]
+        texts = [embedded_text(r.page) for r in content]
         coverage = [term_coverage(r.query_text, t) for r, t in zip(content, texts, strict=True)]
         if self.config.signals.relevance == "embedding":
             model = _embedder(self.config.signals.embedding_model)
