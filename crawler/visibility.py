@@ -23,7 +23,9 @@ by its scripts (anti-flicker snippets), which only a render can tell.
 
 from __future__ import annotations
 
+import collections
 import functools
+import hashlib
 import math
 import re
 from collections.abc import Iterator
@@ -278,15 +280,75 @@ def _static_selectors(selector_list: str) -> list[str]:
 
 
 @dataclass
-class _Styles:
-    """The rules of the page's ``<style>`` elements that bear on visibility."""
+class _Sheet:
+    """What the top-level rules of one stylesheet say about visibility."""
 
-    css: list[tuple[str, str]] = field(default_factory=list)  # (CSS, lower-cased CSS)
     hiding: dict[str, list[str]] = field(default_factory=dict)  # kind -> selectors
     tiny: list[str] = field(default_factory=list)  # selectors that set a near-zero font size
-    coloured: dict[str, dict[str, str]] = field(
-        default_factory=dict
-    )  # selector -> same colour and background
+    coloured: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Selector -> its declarations, for rules that set a colour and the same background."""
+    sized: list[str] | None = None
+    """Selectors of the rules that set a visible font size; read only when a page has tiny text."""
+
+    @classmethod
+    def read(cls, css: str, low: str) -> _Sheet:
+        sheet = cls()
+        for selectors, decl in _rules_at(css, low, _HIDING_KEYWORDS):
+            kind = hiding_kind(decl)
+            if kind:
+                sheet.hiding.setdefault(kind, []).extend(selectors)
+            if _tiny_font(_font_size(decl)):
+                sheet.tiny.extend(selectors)
+        for selectors, decl in _rules_at(css, low, _BACKGROUND_KEYWORDS, _COLOUR_DECLARATION):
+            colour, background = _colour(decl.get("color")), _background(decl)
+            if colour and background and _distance(colour, background) < _SAME_COLOUR:
+                sheet.coloured.update(dict.fromkeys(selectors, decl))
+        return sheet
+
+    def read_sized(self, css: str, low: str) -> list[str]:
+        if self.sized is None:
+            self.sized = [
+                selector
+                for selectors, decl in _rules_at(css, low, _SIZE_KEYWORDS)
+                if _resets_size(_font_size(decl))
+                for selector in selectors
+            ]
+        return self.sized
+
+
+class _SheetCache:
+    """The sheets read lately, by a digest of their text: the pages of one site carry the same inline
+    stylesheets (a news site's framework CSS: 30 ms a page to read on cnn.com), and a shard crawls one
+    host's pages in one process. The digest, not the text, is kept (such a sheet is a megabyte)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._sheets: collections.OrderedDict[bytes, _Sheet] = collections.OrderedDict()
+
+    def get(self, css: str, low: str) -> _Sheet:
+        key = hashlib.blake2b(css.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        sheet = self._sheets.get(key)
+        if sheet is None:
+            sheet = self._sheets[key] = _Sheet.read(css, low)
+            if len(self._sheets) > self.size:
+                self._sheets.popitem(last=False)
+        else:
+            self._sheets.move_to_end(key)
+        return sheet
+
+
+#: Sheets kept: a site's few inline stylesheets, for the hosts a process crawls in turn.
+_SHEETS = _SheetCache(256)
+
+
+@dataclass
+class _Styles:
+    """The rules of the page's ``<style>`` elements that bear on visibility, in document order."""
+
+    css: list[tuple[str, str, _Sheet]] = field(default_factory=list)  # (CSS, lower-cased CSS, its rules)
+    hiding: dict[str, list[str]] = field(default_factory=dict)  # kind -> selectors
+    tiny: list[str] = field(default_factory=list)
+    coloured: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, tree: LexborHTMLParser) -> _Styles:
@@ -297,28 +359,17 @@ class _Styles:
             low = css.lower()
             if len(low) != len(css):  # a character whose lower case is longer ("İ"): offsets differ
                 low = css
-            styles.css.append((css, low))
-            for selectors, decl in _rules_at(css, low, _HIDING_KEYWORDS):
-                kind = hiding_kind(decl)
-                if kind:
-                    styles.hiding.setdefault(kind, []).extend(selectors)
-                if _tiny_font(_font_size(decl)):
-                    styles.tiny.extend(selectors)
-            for selectors, decl in _rules_at(css, low, _BACKGROUND_KEYWORDS, _COLOUR_DECLARATION):
-                colour, background = _colour(decl.get("color")), _background(decl)
-                if colour and background and _distance(colour, background) < _SAME_COLOUR:
-                    styles.coloured.update(dict.fromkeys(selectors, decl))
+            sheet = _SHEETS.get(css, low)
+            styles.css.append((css, low, sheet))
+            for kind, selectors in sheet.hiding.items():
+                styles.hiding.setdefault(kind, []).extend(selectors)
+            styles.tiny.extend(sheet.tiny)
+            styles.coloured.update(sheet.coloured)
         return styles
 
     def sized(self) -> list[str]:
         """Selectors of the rules that set a visible font size."""
-        return [
-            selector
-            for css, low in self.css
-            for selectors, decl in _rules_at(css, low, _SIZE_KEYWORDS)
-            if _resets_size(_font_size(decl))
-            for selector in selectors
-        ]
+        return [selector for css, low, sheet in self.css for selector in sheet.read_sized(css, low)]
 
 
 def _query(tree: LexborHTMLParser, selectors: list[str]) -> list[LexborNode]:

@@ -141,3 +141,43 @@ def test_a_long_selector_list_is_cut_to_what_can_match(unparsable):
     assert found == expected
     assert len(found) == 6
     assert ".unused-0" not in selection.names and ".promo" in selection.names
+
+
+def test_a_stylesheet_is_read_once_for_the_pages_that_share_it(monkeypatch):
+    """A site's pages carry the same inline stylesheet: its rules are read on the first page only, and
+    each page still gets its own verdicts (the second page has another sheet of its own as well)."""
+    reads = []
+    read = visibility._Sheet.read.__func__
+    monkeypatch.setattr(
+        visibility._Sheet, "read", classmethod(lambda cls, css, low: reads.append(css) or read(cls, css, low))
+    )
+    monkeypatch.setattr(visibility, "_SHEETS", visibility._SheetCache(8))
+    site = (
+        ".promo { display: none } .fine { font-size: 0 } .big { font-size: 16px } "
+        ".ink { color: #fff; background: #fff }"
+    )
+    first = (
+        f"<style>{site}</style><div class=promo>{CLAIM}</div>"
+        "<div class=fine>tiny <b class=big>shown</b></div>"
+    )
+    second = (
+        f"<style>{site}</style><style>.seo {{ opacity: 0 }}</style>"
+        f"<p class=seo>{CLAIM}</p><p class=ink>{CLAIM}</p>"
+    )
+    text, kinds, _ = _visible(first)
+    assert CLAIM not in text and "shown" in text and "tiny" not in text
+    assert kinds == ["display_none", "tiny_font"]
+    text, kinds, _ = _visible(second)
+    assert CLAIM not in text and kinds == ["transparent", "same_colour"]
+    assert reads == [site, ".seo { opacity: 0 }"]  # the shared sheet once, the second page's own once
+    _, kinds, _ = _visible(first)  # its cached rules were not changed by the second page
+    assert kinds == ["display_none", "tiny_font"] and len(reads) == 2
+
+
+def test_the_sheet_cache_keeps_the_latest_sheets():
+    cache = visibility._SheetCache(2)
+    sheets = [cache.get(css, css) for css in (".a{display:none}", ".b{display:none}")]
+    assert cache.get(".a{display:none}", ".a{display:none}") is sheets[0]  # a hit moves it to the end
+    cache.get(".c{display:none}", ".c{display:none}")  # evicts .b, the least recently used
+    assert cache.get(".a{display:none}", ".a{display:none}") is sheets[0]
+    assert cache.get(".b{display:none}", ".b{display:none}") is not sheets[1]
