@@ -28,6 +28,7 @@ import functools
 import hashlib
 import math
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -324,16 +325,20 @@ class _SheetCache:
     def __init__(self, size: int) -> None:
         self.size = size
         self._sheets: collections.OrderedDict[bytes, _Sheet] = collections.OrderedDict()
+        self._lock = threading.Lock()  # ``extract_page`` may be called from threads
 
     def get(self, css: str, low: str) -> _Sheet:
         key = hashlib.blake2b(css.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        sheet = self._sheets.get(key)
-        if sheet is None:
-            sheet = self._sheets[key] = _Sheet.read(css, low)
-            if len(self._sheets) > self.size:
+        with self._lock:
+            sheet = self._sheets.get(key)
+            if sheet is not None:
+                self._sheets.move_to_end(key)
+                return sheet
+        sheet = _Sheet.read(css, low)
+        with self._lock:
+            self._sheets[key] = sheet
+            while len(self._sheets) > self.size:
                 self._sheets.popitem(last=False)
-        else:
-            self._sheets.move_to_end(key)
         return sheet
 
 
