@@ -280,6 +280,15 @@ def _static_selectors(selector_list: str) -> list[str]:
     return [s.strip() for s in selector_list.split(",") if s.strip() and ":" not in s and "no-js" not in s]
 
 
+def _readable(text: str) -> tuple[str, str]:
+    """A stylesheet without its comments, and lower-cased (the same offsets in both)."""
+    css = _COMMENT.sub("", text) if "/*" in text else text
+    low = css.lower()
+    if len(low) != len(css):  # a character whose lower case is longer ("İ"): offsets differ
+        low = css
+    return css, low
+
+
 @dataclass
 class _Sheet:
     """What the top-level rules of one stylesheet say about visibility."""
@@ -292,7 +301,9 @@ class _Sheet:
     """Selectors of the rules that set a visible font size; read only when a page has tiny text."""
 
     @classmethod
-    def read(cls, css: str, low: str) -> _Sheet:
+    def read(cls, text: str) -> _Sheet:
+        """The rules of a ``<style>`` element's text."""
+        css, low = _readable(text)
         sheet = cls()
         for selectors, decl in _rules_at(css, low, _HIDING_KEYWORDS):
             kind = hiding_kind(decl)
@@ -306,8 +317,10 @@ class _Sheet:
                 sheet.coloured.update(dict.fromkeys(selectors, decl))
         return sheet
 
-    def read_sized(self, css: str, low: str) -> list[str]:
+    def read_sized(self, text: str) -> list[str]:
+        """``sized``, read from the sheet's text the first time it is needed."""
         if self.sized is None:
+            css, low = _readable(text)
             self.sized = [
                 selector
                 for selectors, decl in _rules_at(css, low, _SIZE_KEYWORDS)
@@ -327,14 +340,15 @@ class _SheetCache:
         self._sheets: collections.OrderedDict[bytes, _Sheet] = collections.OrderedDict()
         self._lock = threading.Lock()  # ``extract_page`` may be called from threads
 
-    def get(self, css: str, low: str) -> _Sheet:
-        key = hashlib.blake2b(css.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    def get(self, text: str) -> _Sheet:
+        """The rules of a ``<style>`` element's text, read unless a page had the same text lately."""
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         with self._lock:
             sheet = self._sheets.get(key)
             if sheet is not None:
                 self._sheets.move_to_end(key)
                 return sheet
-        sheet = _Sheet.read(css, low)
+        sheet = _Sheet.read(text)
         with self._lock:
             self._sheets[key] = sheet
             while len(self._sheets) > self.size:
@@ -350,7 +364,7 @@ _SHEETS = _SheetCache(256)
 class _Styles:
     """The rules of the page's ``<style>`` elements that bear on visibility, in document order."""
 
-    css: list[tuple[str, str, _Sheet]] = field(default_factory=list)  # (CSS, lower-cased CSS, its rules)
+    sheets: list[tuple[str, _Sheet]] = field(default_factory=list)  # (a <style> element's text, its rules)
     hiding: dict[str, list[str]] = field(default_factory=dict)  # kind -> selectors
     tiny: list[str] = field(default_factory=list)
     coloured: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -359,13 +373,9 @@ class _Styles:
     def read(cls, tree: LexborHTMLParser) -> _Styles:
         styles = cls()
         for node in tree.css("style"):
-            css = node.text(deep=True)
-            css = _COMMENT.sub("", css) if "/*" in css else css
-            low = css.lower()
-            if len(low) != len(css):  # a character whose lower case is longer ("İ"): offsets differ
-                low = css
-            sheet = _SHEETS.get(css, low)
-            styles.css.append((css, low, sheet))
+            text = node.text(deep=True)
+            sheet = _SHEETS.get(text)
+            styles.sheets.append((text, sheet))
             for kind, selectors in sheet.hiding.items():
                 styles.hiding.setdefault(kind, []).extend(selectors)
             styles.tiny.extend(sheet.tiny)
@@ -374,7 +384,7 @@ class _Styles:
 
     def sized(self) -> list[str]:
         """Selectors of the rules that set a visible font size."""
-        return [selector for css, low, sheet in self.css for selector in sheet.read_sized(css, low)]
+        return [selector for text, sheet in self.sheets for selector in sheet.read_sized(text)]
 
 
 def _query(tree: LexborHTMLParser, selectors: list[str]) -> list[LexborNode]:
@@ -415,6 +425,15 @@ _HTML_SPACE = re.compile(r"[ \t\n\r\f]+")
 _MANY_SELECTORS = 30
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _needed_names(selector: str) -> tuple[str, ...] | None:
+    """The lower-cased classes and ids a selector needs on the page (None: it cannot be read). Cached:
+    the pages of one site share their stylesheets' selectors."""
+    if not _PLAIN_SELECTOR.fullmatch(selector):
+        return None
+    return tuple(name.lower() for name in _NAMES.findall(selector))
+
+
 class _Selection:
     """Queries of the page's stylesheet selectors on its tree.
 
@@ -441,9 +460,8 @@ class _Selection:
         return names
 
     def _may_match(self, selector: str) -> bool:
-        if not _PLAIN_SELECTOR.fullmatch(selector):
-            return True
-        return all(name.lower() in self.names for name in _NAMES.findall(selector))
+        needed = _needed_names(selector)
+        return needed is None or all(name in self.names for name in needed)
 
     def select(self, selectors: list[str]) -> list[LexborNode]:
         """Nodes matching any of the selectors (each list queried at once, see ``_query``)."""

@@ -149,7 +149,7 @@ def test_a_stylesheet_is_read_once_for_the_pages_that_share_it(monkeypatch):
     reads = []
     read = visibility._Sheet.read.__func__
     monkeypatch.setattr(
-        visibility._Sheet, "read", classmethod(lambda cls, css, low: reads.append(css) or read(cls, css, low))
+        visibility._Sheet, "read", classmethod(lambda cls, text: reads.append(text) or read(cls, text))
     )
     monkeypatch.setattr(visibility, "_SHEETS", visibility._SheetCache(8))
     site = (
@@ -176,8 +176,8 @@ def test_a_stylesheet_is_read_once_for_the_pages_that_share_it(monkeypatch):
 
 def test_the_sheet_cache_keeps_the_latest_sheets():
     cache = visibility._SheetCache(2)
-    sheets = [cache.get(css, css) for css in (".a{display:none}", ".b{display:none}")]
-    assert cache.get(".a{display:none}", ".a{display:none}") is sheets[0]  # a hit moves it to the end
-    cache.get(".c{display:none}", ".c{display:none}")  # evicts .b, the least recently used
-    assert cache.get(".a{display:none}", ".a{display:none}") is sheets[0]
-    assert cache.get(".b{display:none}", ".b{display:none}") is not sheets[1]
+    sheets = [cache.get(css) for css in (".a{display:none}", ".b{display:none}")]
+    assert cache.get(".a{display:none}") is sheets[0]  # a hit moves it to the end
+    cache.get(".c{display:none}")  # evicts .b, the least recently used
+    assert cache.get(".a{display:none}") is sheets[0]
+    assert cache.get(".b{display:none}") is not sheets[1]
