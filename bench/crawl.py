@@ -12,7 +12,13 @@ Both crawlers fetch the same URLs in the same run:
 could do. Also measured (``bench/extract.py``'s function): extraction pages/s on one core over the shared
 real pages (``../shared/data/pages``, full metadata and signals). The last output line is one JSON object.
 
+``crawl_cpu_s_per_page`` is the CPU time of the shard processes per page (each process's start-up and
+warm-up, fetching, extraction, and the extraction workers and browsers they waited for; not Ray's or this
+driver's), ``crawl_cpu_core_hours_per_1m_pages`` the same for a million pages at this run's
+``--shard-size``; with ``--pages shared`` it is what a crawl of real pages costs.
+
     .venv/bin/python bench/crawl.py [--urls 2000] [--hosts 20] [--latency 0.2] [--pages synthetic|shared]
+        [--shard-size N]
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ sys.path.insert(0, str(REPO))
 
 from bench.extract import extraction_rate, shared_pages, warmup_pages  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
+from crawler.layout import LAYOUT  # noqa: E402
+from crawler.storage import RunStore  # noqa: E402
 
 
 def start_web(hosts: list[str], latency: float, pages: str) -> tuple[subprocess.Popen, int]:
@@ -67,7 +75,7 @@ def baseline(urls: list[str]) -> float:
     return len(urls) / (time.perf_counter() - started)
 
 
-def ours(urls: list[str], hosts: list[str], per_host: int, run: str) -> tuple[float, dict]:
+def ours(urls: list[str], hosts: list[str], per_host: int, run: str, shard_size: int) -> tuple[float, dict]:
     import ray
 
     from jobs.crawl import crawl_run
@@ -77,7 +85,7 @@ def ours(urls: list[str], hosts: list[str], per_host: int, run: str) -> tuple[fl
             "network": {"allowlist": hosts, "obey_robots": True},
             "politeness": {"per_host_concurrency": per_host, "autothrottle": False, "total_concurrency": 512},
             "render": {"policy": "never"},
-            "shard_size": len(urls),
+            "shard_size": shard_size,
             "flush_every": 500,
         }
     )
@@ -105,6 +113,12 @@ def main() -> None:
     parser.add_argument("--per-host", type=int, default=2, help="our per-host concurrency (politeness)")
     parser.add_argument("--baseline-sample", type=int, default=60)
     parser.add_argument(
+        "--shard-size",
+        type=int,
+        default=0,
+        help="URLs per shard (0: all in one shard); each shard process pays its start-up once",
+    )
+    parser.add_argument(
         "--pages",
         choices=["synthetic", "shared"],
         default="synthetic",
@@ -120,7 +134,10 @@ def main() -> None:
         step = max(1, len(urls) // args.baseline_sample)
         base_rate = baseline(urls[::step][: args.baseline_sample])
         print(f"baseline (serial requests + BeautifulSoup): {base_rate:.2f} pages/s", flush=True)
-        our_rate, summary = ours(urls, hosts, args.per_host, run)
+        shard_size = args.shard_size or len(urls)
+        our_rate, summary = ours(urls, hosts, args.per_host, run, shard_size)
+        store = RunStore(run)
+        shard_summaries = [store.done_info(LAYOUT.crawl, t) for t in store.done_tasks(LAYOUT.crawl)]
         bound = len(hosts) * args.per_host / args.latency
         print(f"ours: {our_rate:.1f} pages/s over {len(urls)} URLs; politeness bound {bound:.0f} pages/s; "
               f"statuses {summary['statuses']}", flush=True)  # fmt: skip
@@ -143,6 +160,13 @@ def main() -> None:
         "speedup": round(our_rate / base_rate, 2),
         "bound_fraction": round(our_rate / bound, 3),
         "ok_fraction": round(summary["statuses"].get("ok", 0) / len(urls), 4),
+        "shard_size": shard_size,
+        "shards": summary["shards"],
+        "crawl_cpu_s_per_page": summary["shard_cpu_s_per_page"],
+        "crawl_cpu_core_hours_per_1m_pages": round(summary["shard_cpu_s_per_page"] * 1e6 / 3600, 2),
+        "shard_warm_up_cpu_s": round(
+            sum(s["process_warm_up_cpu_s"] for s in shard_summaries) / len(shard_summaries), 3
+        ),
         "extraction_pages_per_s_per_core": extraction["rate"],
         "extraction_first_pass_pages_per_s_per_core": extraction["first_pass"],
         "cpu_count": os.cpu_count(),

@@ -216,6 +216,8 @@ def run_shard(
         "wall_s": round(time.monotonic() - started, 3),
         "attempts": len(reports),
         "process_warm_up_s": reports[0].get("warm_up_s") if reports else None,
+        "process_warm_up_cpu_s": reports[0].get("warm_up_cpu_s") if reports else None,
+        "cpu_s": round(sum(r.get("cpu_s", 0.0) for r in reports), 3),
         "process_ready_ahead_s": reports[0].get("ready_ahead_s") if reports else None,
         "peak_rss_mb": max([r.get("peak_rss_mb", 0) for r in reports] or [0]),
         "render_blocked_count": sum(r.get("render_blocked_count", 0) for r in reports),

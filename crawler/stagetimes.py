@@ -1,9 +1,17 @@
-"""CPU time per extraction stage, for the benchmark and profiling (``extract_page(..., times=...)``)."""
+"""CPU time: per extraction stage (``extract_page(..., times=...)``, for the benchmark and profiling),
+and of a whole process with the children it waited for."""
 
 from __future__ import annotations
 
 import collections
+import resource
 import time
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process (all threads) and of the children it has waited for (and theirs)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 class StageTimes:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import time
 from dataclasses import replace
@@ -44,6 +43,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 from crawler.base import ConfigModel, InputError, RunStore, validate_model
 from crawler.layout import LAYOUT
 from crawler.runner import pages_dataset
+from crawler.stagetimes import cpu_seconds
 from jobs.cli import run_module
 from jobs.judge import add_arguments as add_judge_arguments
 from jobs.judge import load_judge_config, read_requests
@@ -221,12 +221,6 @@ def sample_groups(
         for keys in split_by_weight(list(by_key), by_key, sizes)
     ]
     return sampled, groups
-
-
-def cpu_seconds() -> float:
-    """CPU seconds of this process (all threads) and of its waited-for children."""
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
 
 
 def _timed_run(uri: str, requests: pa.Table, config: JudgeConfig) -> dict[str, Any]:

@@ -235,8 +235,9 @@ def crawl_run(
 
     Returns:
         The run summary (also ``crawl/summary.json``): URLs, shards, rounds, deferred redirects, counts
-        by status, pages/s, the number of hosts and the ten that took the longest (``busiest_hosts``,
-        see ``host_backlog``), and the shards the stall watchdog stopped.
+        by status, pages/s, the CPU seconds of the shard processes run (``shard_cpu_s``, and per page
+        fetched), the number of hosts and the ten that took the longest (``busiest_hosts``, see
+        ``host_backlog``), and the shards the stall watchdog stopped.
     """
     if unknown := set(retry_statuses) - RETRYABLE_STATUSES:
         raise ValueError(f"cannot retry status {sorted(unknown)}: one of {sorted(RETRYABLE_STATUSES)}")
@@ -269,6 +270,7 @@ def crawl_run(
         statuses.update(summary["statuses"])
     wall = time.monotonic() - started
     fetched = sum(s["urls"] - s.get("deferred_redirects", 0) for s in summaries if s["shard_id"] in ran)
+    shard_cpu = sum(s.get("cpu_s", 0.0) for s in summaries if s["shard_id"] in ran)
     result = {
         "run": run_uri,
         "urls": cited_urls(shards),
@@ -279,6 +281,8 @@ def crawl_run(
         "statuses": dict(sorted(statuses.items())),
         "wall_s": round(wall, 3),
         "pages_per_s": round(fetched / wall, 2) if wall > 0 else None,
+        "shard_cpu_s": round(shard_cpu, 3),
+        "shard_cpu_s_per_page": round(shard_cpu / fetched, 4) if fetched else None,
         "robots_obeyed": config.network.obey_robots,
         "stalled_shards": sorted(s["shard_id"] for s in summaries if s.get("stalls")),
         "retried": retried,

@@ -20,6 +20,7 @@ import sys
 import time
 
 from crawler.fetch.watchdog import die_with_parent
+from crawler.stagetimes import cpu_seconds
 
 
 def peak_rss_mb() -> float:
@@ -65,11 +66,15 @@ def main(parent_pid: int) -> int:
     die_with_parent(parent_pid)
     started = time.monotonic()
     warm_up()
-    ready = time.monotonic()
+    ready, warm_up_cpu = time.monotonic(), cpu_seconds()
     spec_path = sys.stdin.readline().strip()
     if not spec_path:  # the parent closed stdin: the shard this process was started for is not run
         return 0
-    timing = {"warm_up_s": round(ready - started, 3), "ready_ahead_s": round(time.monotonic() - ready, 3)}
+    timing = {
+        "warm_up_s": round(ready - started, 3),
+        "warm_up_cpu_s": round(warm_up_cpu, 3),
+        "ready_ahead_s": round(time.monotonic() - ready, 3),
+    }
     return crawl_shard(spec_path, timing)
 
 
@@ -112,6 +117,7 @@ def crawl_shard(spec_path: str, timing: dict[str, float]) -> int:
             "parts": sink.parts,
             "wall_s": round(time.monotonic() - started, 3),
             "peak_rss_mb": peak_rss_mb(),
+            "cpu_s": round(cpu_seconds(), 3),
             "render_blocked_requests": [*guard.blocked, *(proxy.blocked if proxy else [])][:100],
             "render_blocked_count": len(guard.blocked) + len(proxy.blocked if proxy else []),
             "render_contexts_opened": stats.get("playwright/context_count", 0),
