@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from crawler.base import ConfigModel, ConfigPath, load_model, validate_model
 from crawler.netguard import AddressPolicy
+from crawler.warc import WARC_COMPRESSION_LEVEL
 
 #: Chromium flags that work in containers without a GPU or network-side services (docs/design.md).
 CHROMIUM_FLAGS = (
@@ -175,7 +176,14 @@ class CrawlConfig(_Model):
     #: Settings that change how the work is cut and placed, not what is fetched: a rerun with other
     #: values resumes the committed shards instead of planning new ones over the same URLs.
     execution_fields: ClassVar[frozenset[str]] = frozenset(
-        {"shard_size", "flush_every", "extract_workers", "ray_resources", "ray_num_cpus"}
+        {
+            "shard_size",
+            "flush_every",
+            "extract_workers",
+            "warc_compression_level",
+            "ray_resources",
+            "ray_num_cpus",
+        }
     )
 
     politeness: Politeness = Field(default_factory=Politeness, description="Per-host politeness.")
@@ -197,6 +205,12 @@ class CrawlConfig(_Model):
     )
     extract_workers: int = Field(
         0, ge=0, description="Processes extracting pages beside the fetcher in one shard; 0 = extract inline."
+    )
+    warc_compression_level: int = Field(
+        WARC_COMPRESSION_LEVEL,
+        ge=1,
+        le=9,
+        description="zlib level of the WARC parts (6: 3.0 ms a page, 9: 4.8 ms for 0.6 % fewer bytes).",
     )
     ray_resources: dict[str, float] = Field(
         default_factory=dict,

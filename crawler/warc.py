@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import tempfile
 import uuid
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,16 +22,25 @@ from warcio.warcwriter import WARCWriter
 from crawler.storage import resolve_uri
 from crawler.urls import InvalidURL, url_key
 
+#: zlib level of the WARC parts' gzip members (``CrawlConfig.warc_compression_level``).
+WARC_COMPRESSION_LEVEL = 6
 #: Headers that describe the transfer, not the content; dropped from a replayed (decoded) body.
 TRANSFER_HEADERS = {"content-encoding", "transfer-encoding", "content-length"}
 
 
 class WarcPartWriter:
-    """Raw responses of one part, spooled to a temporary file until the part is committed."""
+    """Raw responses of one part, spooled to a temporary file until the part is committed.
 
-    def __init__(self, spool_bytes: int = 32 * 1024 * 1024):
+    Each record is its own gzip member (the ``.warc.gz`` convention, so a record can be read from its
+    offset), compressed at ``compression_level``: warcio's writer uses zlib's level 9, 4.8 ms a page on
+    the shared pages, against 3.0 ms at 6 for 0.6 % more bytes (17 % of a shard process's CPU was there).
+    """
+
+    def __init__(self, spool_bytes: int = 32 * 1024 * 1024, compression_level: int = WARC_COMPRESSION_LEVEL):
         self._file = tempfile.SpooledTemporaryFile(max_size=spool_bytes)
-        self._writer = WARCWriter(self._file, gzip=True)
+        self._record = io.BytesIO()
+        self._writer = WARCWriter(self._record, gzip=False)
+        self.compression_level = compression_level
         self.records = 0
 
     def write_response(
@@ -62,6 +72,10 @@ class WarcPartWriter:
                 url, record_type, payload=io.BytesIO(body), warc_headers_dict=warc_headers
             )
         self._writer.write_record(record)
+        member = zlib.compressobj(self.compression_level, zlib.DEFLATED, zlib.MAX_WBITS + 16)
+        self._file.write(member.compress(self._record.getbuffer()) + member.flush())
+        self._record.seek(0)
+        self._record.truncate()
         self.records += 1
 
     @property

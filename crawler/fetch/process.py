@@ -99,7 +99,12 @@ def crawl_shard(spec_path: str, timing: dict[str, float]) -> int:
     shard = CrawlShard.from_dict(spec["shard"])
     store = RunStore(spec["run_uri"])
     sink = PartSink(
-        store, shard.shard_id, spec["first_seq"], config.flush_every, flush_bytes=64 * 1024 * 1024
+        store,
+        shard.shard_id,
+        spec["first_seq"],
+        config.flush_every,
+        flush_bytes=64 * 1024 * 1024,
+        warc_compression_level=config.warc_compression_level,
     )
     guard = SubresourceGuard(config.network.address_policy())
     renders = config.render.policy != "never" and not config.replay_warcs

@@ -14,7 +14,7 @@ from typing import Any
 from crawler.layout import LAYOUT
 from crawler.records import records_to_table
 from crawler.storage import RunStore
-from crawler.warc import WarcPartWriter
+from crawler.warc import WARC_COMPRESSION_LEVEL, WarcPartWriter
 
 
 def part_names(store: RunStore, shard_id: str) -> list[str]:
@@ -64,14 +64,24 @@ class PartSink:
         first_seq: The first part number to use (``next_sequence``).
         flush_every: Records per part.
         flush_bytes: A part is also committed when its WARC data grows past this.
+        warc_compression_level: The zlib level of the WARC parts.
     """
 
-    def __init__(self, store: RunStore, shard_id: str, first_seq: int, flush_every: int, flush_bytes: int):
+    def __init__(
+        self,
+        store: RunStore,
+        shard_id: str,
+        first_seq: int,
+        flush_every: int,
+        flush_bytes: int,
+        warc_compression_level: int = WARC_COMPRESSION_LEVEL,
+    ):
         self.store, self.shard_id, self.seq = store, shard_id, first_seq
         self.flush_every, self.flush_bytes = flush_every, flush_bytes
+        self.warc_compression_level = warc_compression_level
         self.records: list[dict[str, Any]] = []
         self.redirects: list[dict[str, Any]] = []
-        self.warc = WarcPartWriter()
+        self.warc = WarcPartWriter(compression_level=warc_compression_level)
         self.done: set[str] = set()
         self.parts = 0
 
@@ -107,7 +117,7 @@ class PartSink:
         if self.records:
             self.store.write_table(LAYOUT.page_part(f"{stem}.parquet"), records_to_table(self.records))
         self.warc.close()
-        self.warc = WarcPartWriter()
+        self.warc = WarcPartWriter(compression_level=self.warc_compression_level)
         self.records, self.redirects = [], []
         self.seq += 1
         self.parts += 1

@@ -53,3 +53,31 @@ def test_part_writer_counts_records():
     writer.write_response("https://e.com/", 200, [], b"<p>rendered</p>", record_type="conversion")
     assert writer.records == 2 and writer.getvalue()[:2] == b"\x1f\x8b"
     writer.close()
+
+
+def test_each_record_is_a_gzip_member_at_the_configured_level(shared_data, tmp_path):
+    """Any level writes the same records; each is its own gzip member, so a record reads from its offset."""
+    import gzip
+    import zlib
+
+    pages = sorted((shared_data / "pages" / "aeb" / "html").glob("*.gz"))[:3]
+    bodies = [gzip.decompress(page.read_bytes()) for page in pages]
+    sizes = {}
+    for level in (1, 9):
+        writer = WarcPartWriter(compression_level=level)
+        for i, body in enumerate(bodies):
+            writer.write_response(f"https://e.com/{i}", 200, [("Content-Type", "text/html")], body)
+        data = writer.getvalue()
+        writer.close()
+        sizes[level] = len(data)
+        members, rest = 0, data
+        while rest:  # one gzip member per record, back to back
+            member = zlib.decompressobj(zlib.MAX_WBITS + 16)
+            member.decompress(rest)
+            rest, members = member.unused_data, members + 1
+        assert members == len(bodies)
+        path = tmp_path / f"level{level}.warc.gz"
+        path.write_bytes(data)
+        index = WarcIndex([str(path)])
+        assert [index.get(f"https://e.com/{i}", limit=10_000_000).body for i in range(3)] == bodies
+    assert sizes[1] > sizes[9]  # the level is the one asked for
