@@ -36,6 +36,9 @@ def scrapy_settings(
         "COOKIES_ENABLED": False,
         "CONCURRENT_REQUESTS": polite.total_concurrency,
         "CONCURRENT_REQUESTS_PER_DOMAIN": polite.per_host_concurrency,
+        # A page's callback yields no items and at most one request (its render), yet Scrapy starts this
+        # many tasks per response to process what it yields: 100 by default, 6 % of a shard's CPU.
+        "CONCURRENT_ITEMS": 1,
         "DOWNLOAD_DELAY": polite.download_delay_s,
         "DOWNLOAD_DELAY_JITTER": 0.5 if polite.download_delay_s > 0 else 0,
         "AUTOTHROTTLE_ENABLED": polite.autothrottle,
