@@ -218,7 +218,18 @@ class CrawlConfig(_Model):
     )
     ray_num_cpus: float = Field(1.0, gt=0, description="Ray CPUs each crawl task requests.")
     shard_timeout_s: float = Field(
-        3600.0, gt=0, description="Wall-clock limit of one shard subprocess; missing URLs then end as error."
+        3600.0,
+        gt=0,
+        description="Wall-clock limit of one shard process. At it the process sends nothing more, commits "
+        "what is in flight once it ends, and exits; the shard's other URLs go on in a new process, for as "
+        "long as each process commits records (a host's long Crawl-delay never costs URLs). Two processes "
+        "in a row that commit nothing, or die, leave the shard's missing URLs as error.",
+    )
+    shard_stop_grace_s: float = Field(
+        300.0,
+        ge=0,
+        description="Seconds a shard process past shard_timeout_s has to finish the requests in flight "
+        "before it is killed (its uncommitted records are then fetched again by the next process).",
     )
     stall_timeout_s: float = Field(
         300.0,

@@ -98,7 +98,7 @@ def _run_subprocess(
         }
         Path(spec_path).write_text(json.dumps(spec))
         started = time.time()
-        code = proc.run(spec_path, config.shard_timeout_s)
+        code = proc.run(spec_path, config.shard_timeout_s + config.shard_stop_grace_s)
         if code == 0 and os.path.exists(report_path):
             return json.loads(Path(report_path).read_text())
         failed = {"failed": f"shard process ended with {code}", "log_tail": proc.log_tail()}
@@ -125,6 +125,16 @@ def _pacing_after_lost(
         }
         for host in hosts
     }
+
+
+def _missing_reason(report: dict[str, Any], config: CrawlConfig) -> str:
+    """Why the last process of a shard left URLs without a record."""
+    if "failed" in report:
+        return str(report["failed"])
+    if report.get("time_limited"):
+        limit = config.shard_timeout_s
+        return f"two shard processes in a row committed nothing within shard_timeout_s ({limit:g} s)"
+    return "no record written"
 
 
 def _host_stats(
@@ -157,8 +167,10 @@ def run_shard(
     """Crawl one shard into ``<run>/pages/<shard_id>-<seq>.parquet`` and ``<run>/warc/...warc.gz``.
 
     Safe to call inside a Ray task and safe to call again after a crash: a done shard returns its
-    stored summary; a partial one fetches only the url_keys without a committed record. The
-    subprocess is retried once if it dies; URLs still without a record then end as ``error``.
+    stored summary; a partial one fetches only the url_keys without a committed record. A process
+    that stops at ``shard_timeout_s`` is followed by a new one for the URLs it left; one that dies is
+    retried once; after two processes in a row that died or committed nothing, the URLs still without
+    a record end as ``error``.
 
     Args:
         shard: The shard to crawl.
@@ -185,20 +197,26 @@ def run_shard(
         ended = min(time.time(), earlier["written_at"] + config.politeness.pacing_checkpoint_s)
         pacing = _pacing_after_lost(earlier, hosts, pacing, round(ended, 3))
     reports: list[dict[str, Any]] = []
-    for _attempt in range(2):
+    fruitless = 0  # processes in a row that died or committed nothing
+    while fruitless < 2:
         done = committed_keys(store, shard.shard_id)
         remaining = tuple(e for e in shard.entries if e.url_key not in done)
         if not remaining:
             break
-        reports.append(_run_subprocess(store, replace(shard, entries=remaining), config, pacing, process))
-        process = None  # a retry starts a process of its own
-        if "failed" not in reports[-1]:
+        report = _run_subprocess(store, replace(shard, entries=remaining), config, pacing, process)
+        reports.append(report)
+        process = None  # a retry or a continuation starts a process of its own
+        if "failed" in report:
+            pacing = _pacing_after_lost(report, hosts, pacing, round(time.time(), 3))
+        elif report.get("time_limited"):  # it stopped at shard_timeout_s: the rest goes on in a new one
+            pacing = host_pacing([report], start=pacing)
+        else:
             break
-        pacing = _pacing_after_lost(reports[-1], hosts, pacing, round(time.time(), 3))
+        fruitless = fruitless + 1 if "failed" in report or not report.get("fetched") else 0
     done = committed_keys(store, shard.shard_id)
     missing = [e for e in shard.entries if e.url_key not in done]
     if missing:
-        reason = reports[-1].get("failed", "no record written") if reports else "no record written"
+        reason = _missing_reason(reports[-1], config) if reports else "no record written"
         sink = PartSink(
             store, shard.shard_id, next_sequence(store, shard.shard_id), len(missing) + 1, 1 << 62
         )
@@ -215,6 +233,7 @@ def run_shard(
         "deferred_redirects": len(committed_redirects(store, shard.shard_id)),
         "wall_s": round(time.monotonic() - started, 3),
         "attempts": len(reports),
+        "time_limit_stops": sum(1 for r in reports if r.get("time_limited")),
         "process_warm_up_s": reports[0].get("warm_up_s") if reports else None,
         "process_warm_up_cpu_s": reports[0].get("warm_up_cpu_s") if reports else None,
         "cpu_s": round(sum(r.get("cpu_s", 0.0) for r in reports), 3),

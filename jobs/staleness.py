@@ -52,6 +52,7 @@ SETTING_STATUSES: dict[str, frozenset[str]] = {
     "render": frozenset({"too_short"}),
     "stall_timeout_s": frozenset({"timeout", "error"}),
     "shard_timeout_s": frozenset({"error"}),
+    "shard_stop_grace_s": frozenset({"error"}),
     "replay_warcs": frozenset(PAGE_STATUSES),
 }
 

@@ -25,7 +25,9 @@ from typing import Any
 from scrapy.core.downloader import Downloader, Slot
 from scrapy.utils.asyncio import CallLaterResult, call_later
 from scrapy.utils.defer import _schedule_coro
+from twisted.python.failure import Failure
 
+from crawler.fetch.failures import LeftForLater
 from crawler.shards import HostPacing
 from crawler.storage import RunStore
 
@@ -124,6 +126,7 @@ class HostSlotDownloader(Downloader):
         self._checkpoint: PacingCheckpoint | None = None  # set after the pacing below, which the parent has
         self._checkpointed = 0.0
         self._urgent: CallLaterResult | None = None  # the write of a new Crawl-delay, when scheduled
+        self._stopped = False  # stop_sending() was called
         pacing: dict[str, HostPacing] = settings.getdict(PACING_SETTING)
         for host, paced in pacing.items():
             self._last_sent[host] = monotonic() - max(0.0, time() - paced["last_sent_at"])
@@ -179,7 +182,22 @@ class HostSlotDownloader(Downloader):
     def _apply_floor(slot: Slot, floor: float) -> None:
         slot.delay, slot.jitter = max(slot.delay, floor), 0.0  # jitter would go below the floor
 
+    def stop_sending(self) -> None:
+        """Send nothing more: every request waiting for its host's turn, and every one that comes later,
+        fails with ``LeftForLater``; those in transfer go on to their end."""
+        self._stopped = True
+        for slot in self.slots.values():
+            if slot.latercall:
+                slot.latercall.cancel()
+                slot.latercall = None
+            self._process_queue(slot)
+
     def _process_queue(self, slot: Slot) -> None:
+        if self._stopped:
+            while slot.queue:
+                _request, queue_dfd = slot.queue.popleft()
+                queue_dfd.errback(Failure(LeftForLater()))
+            return
         if slot.latercall:
             return
         now = monotonic()

@@ -34,6 +34,16 @@ class RedirectDeferred(IgnoreRequest):
         self.target, self.via = target, via
 
 
+class LeftForLater(IgnoreRequest):
+    """A request the shard process stopped before sending: its wall limit (``shard_timeout_s``) came.
+
+    The URL gets no record, so the next process of the shard fetches it (``crawler.runner``).
+    """
+
+    def __init__(self) -> None:
+        super().__init__("the shard process reached its time limit before sending this request")
+
+
 TIMEOUT_ERRORS = (
     DownloadTimeoutError,
     twisted_error.TimeoutError,

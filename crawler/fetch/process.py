@@ -128,6 +128,7 @@ def crawl_shard(spec_path: str, timing: dict[str, float]) -> int:
             "render_contexts_opened": stats.get("playwright/context_count", 0),
             "render_contexts_max_open": stats.get("playwright/context_count/max_concurrent", 0),
             "stalled": stalled,
+            "time_limited": getattr(crawler.spider, "time_limited", False),
             **timing,
             "hosts": host_report(getattr(crawler.spider, "timings", {})),
         }
@@ -144,7 +145,8 @@ def crawl_shard(spec_path: str, timing: dict[str, float]) -> int:
     process.crawl(crawler, entries=list(shard.entries), config=config, sink=sink, on_stall=exit_stalled)
     process.start()
     write_report()
-    return 0 if len(sink.done) >= len(shard.entries) else 3  # 3: the crawl did not run to its end
+    time_limited = getattr(crawler.spider, "time_limited", False)  # the rest is for the next process
+    return 0 if time_limited or len(sink.done) >= len(shard.entries) else 3  # 3: it did not run to its end
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from crawler.config import CrawlConfig
 from crawler.decoding import classify
 from crawler.extract import extract_page
 from crawler.fetch.downloader import HostTiming
-from crawler.fetch.failures import RedirectDeferred, failure_status
+from crawler.fetch.failures import LeftForLater, RedirectDeferred, failure_status
 from crawler.fetch.sink import PartSink
 from crawler.fetch.watchdog import StallWatchdog, die_with_parent
 from crawler.records import page_record
@@ -41,6 +41,10 @@ class PageSpider(scrapy.Spider):
         sink: Where page records and raw responses are committed.
         on_stall: What the shard process does once a stalled crawl's records are committed (it
             cannot close a wedged engine, so it reports and exits); gets the reason.
+
+    At ``config.shard_timeout_s`` after it starts, the spider stops: nothing more is sent, what is in
+    flight goes to its end and is committed, and the URLs not yet sent keep no record (``time_limited``),
+    so the next process of the shard fetches them (``crawler.runner``).
     """
 
     name = "sourcebench-pages"
@@ -72,10 +76,17 @@ class PageSpider(scrapy.Spider):
         self.requested: set[str] = set()
         self.timings: dict[str, HostTiming] = {}  # per host; the downloader's, once the crawl starts
         self.watchdog = StallWatchdog(lambda: len(self.sink.done), config.stall_timeout_s, self.stalled)
+        self.time_limited = False
+        self.left: set[str] = set()
+        """url_keys whose request was stopped unsent at the time limit (``LeftForLater``)."""
+        self.time_limit: asyncio.TimerHandle | None = None
+        self.closing: asyncio.Future[None] | None = None  # the close the time limit began (kept: a task)
 
     # -- requests ----------------------------------------------------------------------------------
     async def start(self) -> AsyncIterator[Any]:
         self.watchdog.start()
+        loop = asyncio.get_running_loop()
+        self.time_limit = loop.call_later(self.config.shard_timeout_s, self.reach_time_limit)
         self.timings = getattr(self.crawler.engine.downloader, "timings", self.timings)
         for entry in self.entries:
             if entry.invalid:
@@ -172,6 +183,9 @@ class PageSpider(scrapy.Spider):
 
     def on_failure(self, failure: Failure) -> None:
         request = failure.request
+        if isinstance(failure.value, LeftForLater):  # no record: the shard's next process sends it
+            self.left.add(request.meta["entry"].url_key)
+            return
         if isinstance(failure.value, RedirectDeferred):
             self.sink.defer(request.meta["entry"].url_key, failure.value.target, failure.value.via)
             return
@@ -185,32 +199,53 @@ class PageSpider(scrapy.Spider):
         )
 
     # -- the end ------------------------------------------------------------------------------------
+    def reach_time_limit(self) -> None:
+        """``shard_timeout_s`` has passed: send nothing more and close once what is in flight ended."""
+        self.time_limited = True
+        self.logger.warning(
+            "shard time limit (%g s) reached: %d URLs left for the next process",
+            self.config.shard_timeout_s, len(self.entries) - len(self.sink.done),
+        )  # fmt: skip
+        engine = self.crawler.engine
+        engine.downloader.stop_sending()
+        self.closing = asyncio.ensure_future(engine.close_spider_async(reason="shard_time_limit"))
+
     def closed(self, reason: str) -> None:
-        """Give every entry that got no record one (``error``), then commit the last part."""
+        """Give every entry that got no record one (``error``), then commit the last part; after the
+        time limit, commit what was fetched and leave the rest without a record."""
         self.watchdog.stop()
-        self.finish(lambda entry: ("error", f"no response before the crawl ended ({reason})"))
+        if self.time_limit is not None:
+            self.time_limit.cancel()
+        ended = "error", f"no response before the crawl ended ({reason})"
+        self.finish(lambda entry: None if self.time_limited else ended)
 
     def stalled(self, idle_s: float) -> None:
         """The watchdog saw no URL finish for ``idle_s``: end every open URL and hand over to ``on_stall``.
 
-        A URL already requested ends as ``timeout``, one never requested as ``error``.
+        A URL already requested ends as ``timeout``, one never requested as ``error``; after the time
+        limit, a URL never sent keeps no record (the next process sends it).
         """
         reason = f"the shard stalled: no URL finished in {idle_s:.0f} s, so it was stopped"
         self.logger.error("%s (%d URLs open)", reason, len(self.entries) - len(self.sink.done))
-        self.finish(
-            lambda entry: ("timeout" if entry.url_key in self.requested else "error", reason), wait=False
-        )
+
+        def ending(entry: ShardEntry) -> tuple[str, str] | None:
+            sent = entry.url_key in self.requested and entry.url_key not in self.left
+            if self.time_limited and not sent:
+                return None
+            return ("timeout" if sent else "error"), reason
+
+        self.finish(ending, wait=False)
         self.on_stall(reason)
 
-    def finish(self, ending: Callable[[ShardEntry], tuple[str, str]], wait: bool = True) -> None:
-        """Commit a record for every entry still without one (status and error from ``ending``).
+    def finish(self, ending: Callable[[ShardEntry], tuple[str, str] | None], wait: bool = True) -> None:
+        """Commit a record for every entry still without one (status and error from ``ending``; None
+        leaves it without one).
 
         ``wait=False`` does not wait for the extraction workers (one may be what is stuck).
         """
         for entry in self.entries:
-            if entry.url_key not in self.sink.done:
-                status, error = ending(entry)
-                self.commit(entry, status=status, error=error)
+            if entry.url_key not in self.sink.done and (end := ending(entry)) is not None:
+                self.commit(entry, status=end[0], error=end[1])
         self.sink.close()
         if self.pool is not None:
             self.pool.shutdown(wait=wait, cancel_futures=True)

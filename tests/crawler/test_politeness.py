@@ -151,7 +151,9 @@ def test_host_pacing_keeps_each_hosts_latest_request_and_delay_and_largest_crawl
 def test_a_shard_process_that_dies_counts_as_a_request_to_each_of_its_hosts_when_it_ended(tmp_path):
     """It wrote no report, so the retry (and the host's next shard) waits as if it sent one then."""
     (shard,) = plan_shards(["http://127.0.1.7/article/0", "http://127.0.1.8/article/0"], shard_size=10)
-    config = loopback_config(network={"allowlist": ["127.0.1.0/24"]}, shard_timeout_s=0.2)
+    config = loopback_config(  # killed while it warms up: no report
+        network={"allowlist": ["127.0.1.0/24"]}, shard_timeout_s=0.2, shard_stop_grace_s=0
+    )
     before = time.time()
     summary = run_shard(
         shard, str(tmp_path), config, {"127.0.1.7": {"last_sent_at": 1.0, "crawl_delay_s": 5.0}}
@@ -172,7 +174,9 @@ def test_a_dying_process_leaves_the_crawl_delay_it_read_to_its_retry(tmp_path):
     web = LoopbackWeb([host], crawl_delays={host: 25}).start()
     try:
         (shard,) = plan_shards([web.url(host, "/article/0")], shard_size=10)
-        config = loopback_config(network={"allowlist": ["127.0.1.0/24"]}, shard_timeout_s=10)
+        config = loopback_config(
+            network={"allowlist": ["127.0.1.0/24"]}, shard_timeout_s=10, shard_stop_grace_s=0
+        )
         summary = run_shard(shard, str(tmp_path), config)
     finally:
         web.stop()
@@ -180,6 +184,51 @@ def test_a_dying_process_leaves_the_crawl_delay_it_read_to_its_retry(tmp_path):
     assert summary["attempts"] == 2 and summary["statuses"] == {"error": 1}, summary
     assert len(web.times[(host, "/robots.txt")]) == 1, web.times
     assert summary["hosts"][host]["crawl_delay_s"] == 25 and summary["hosts"][host]["requests"] == 1
+
+
+def test_a_crawl_delay_that_outlasts_the_shard_time_limit_costs_no_url(tmp_path):
+    """A host whose Crawl-delay makes its shard take longer than ``shard_timeout_s``: each process stops
+    sending at the limit, commits what it fetched and leaves the rest to a new one, which waits out the
+    delay since the last request; every URL ends ok, each requested once (a response 0.8 s long is most
+    likely in flight at the limit: it is committed, not fetched again), never two requests to the host
+    closer than its Crawl-delay."""
+    host = "127.0.1.10"
+    web = LoopbackWeb([host], latency_s=0.8, crawl_delays={host: 1.0}).start()
+    try:
+        urls = [web.url(host, f"/article/{i}") for i in range(6)]
+        (shard,) = plan_shards(urls, shard_size=10)
+        config = loopback_config(
+            network={"allowlist": ["127.0.1.0/24"]}, politeness={"autothrottle": False}, shard_timeout_s=2.5
+        )
+        summary = run_shard(shard, str(tmp_path), config)
+    finally:
+        web.stop()
+
+    statuses = {row["url"]: row["status"] for row in read_pages(str(tmp_path)).to_pylist()}
+    assert statuses == dict.fromkeys(urls, "ok"), summary
+    assert summary["time_limit_stops"] >= 1 and summary["attempts"] >= 2
+    assert summary["failures"] == [] and summary["statuses"] == {"ok": 6}
+    assert all(len(web.times[(host, f"/article/{i}")]) == 1 for i in range(6)), web.times
+    assert min(gaps(host_times(web, host))) >= 0.98, gaps(host_times(web, host))
+
+
+def test_a_shard_whose_processes_commit_nothing_before_the_time_limit_ends(tmp_path):
+    """Crawl-delay 30 s against a 2 s time limit: two processes in a row commit nothing, and the shard's
+    URLs end as error with the reason, instead of a process after process."""
+    host = "127.0.1.11"
+    web = LoopbackWeb([host], crawl_delays={host: 30}).start()
+    try:
+        (shard,) = plan_shards([web.url(host, "/article/0"), web.url(host, "/article/1")], shard_size=10)
+        config = loopback_config(network={"allowlist": ["127.0.1.0/24"]}, shard_timeout_s=2)
+        summary = run_shard(shard, str(tmp_path), config)
+    finally:
+        web.stop()
+
+    assert summary["attempts"] == summary["time_limit_stops"] == 2 and summary["statuses"] == {"error": 2}
+    errors = {row["error"] for row in read_pages(str(tmp_path)).to_pylist()}
+    reason = "two shard processes in a row committed nothing within shard_timeout_s (2 s)"
+    assert errors == {f"crawler failed: {reason}"}
+    assert len(web.times[(host, "/robots.txt")]) == 1 and (host, "/article/0") not in web.times
 
 
 _LOST_RUNNER = """
