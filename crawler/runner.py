@@ -74,13 +74,11 @@ def _run_subprocess(
     shard: CrawlShard,
     config: CrawlConfig,
     pacing: dict[str, HostPacing],
-    process: ShardProcess | None = None,
 ) -> dict[str, Any]:
-    """Run ``shard``'s entries in ``process`` (one started ahead) or a new one; returns its report (or
-    why it failed)."""
+    """Run ``shard``'s entries in a new shard process; returns its report (or why it failed)."""
     with (
         tempfile.TemporaryDirectory(prefix=f"sb-{shard.shard_id}-") as tmp,
-        process or ShardProcess() as proc,
+        ShardProcess() as proc,
     ):
         spec_path, report_path = os.path.join(tmp, "spec.json"), os.path.join(tmp, "report.json")
         spec = {
@@ -162,7 +160,6 @@ def run_shard(
     run_uri: str,
     config: CrawlConfig,
     pacing: dict[str, HostPacing] | None = None,
-    process: ShardProcess | None = None,
 ) -> dict[str, Any]:
     """Crawl one shard into ``<run>/pages/<shard_id>-<seq>.parquet`` and ``<run>/warc/...warc.gz``.
 
@@ -178,8 +175,6 @@ def run_shard(
         config: The crawl configuration.
         pacing: What earlier shards left of their hosts' delays (``host_pacing`` of their
             summaries): each host's first request waits for its delay since its last one.
-        process: A shard process started ahead for this shard (``crawler.launch``), used by its first
-            attempt; the caller closes it (a done shard does not use it).
 
     Returns:
         The shard summary (also stored in ``crawl/_done/<shard_id>.json``): counts by status, per-host
@@ -203,9 +198,8 @@ def run_shard(
         remaining = tuple(e for e in shard.entries if e.url_key not in done)
         if not remaining:
             break
-        report = _run_subprocess(store, replace(shard, entries=remaining), config, pacing, process)
+        report = _run_subprocess(store, replace(shard, entries=remaining), config, pacing)
         reports.append(report)
-        process = None  # a retry or a continuation starts a process of its own
         if "failed" in report:
             pacing = _pacing_after_lost(report, hosts, pacing, round(time.time(), 3))
         elif report.get("time_limited"):  # it stopped at shard_timeout_s: the rest goes on in a new one
@@ -237,7 +231,7 @@ def run_shard(
         "process_warm_up_s": reports[0].get("warm_up_s") if reports else None,
         "process_warm_up_cpu_s": reports[0].get("warm_up_cpu_s") if reports else None,
         "cpu_s": round(sum(r.get("cpu_s", 0.0) for r in reports), 3),
-        "process_ready_ahead_s": reports[0].get("ready_ahead_s") if reports else None,
+        "process_forked": reports[0].get("forked") if reports else None,
         "peak_rss_mb": max([r.get("peak_rss_mb", 0) for r in reports] or [0]),
         "render_blocked_count": sum(r.get("render_blocked_count", 0) for r in reports),
         "render_blocked_requests": [u for r in reports for u in r.get("render_blocked_requests", [])][:100],

@@ -17,7 +17,6 @@ time spent) and ``crawl/summary.json``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import sys
@@ -32,7 +31,6 @@ from typing import Any
 from crawler.base import InputError, RunStore, apply_override
 from crawler.config import CrawlConfig
 from crawler.fetch.sink import committed_redirects
-from crawler.launch import ShardProcess
 from crawler.layout import LAYOUT
 from crawler.runner import host_pacing, pacing_for, reopen_shard, run_shard
 from crawler.schema import RETRYABLE_STATUSES
@@ -132,23 +130,12 @@ def _run_chain(
 ) -> list[dict[str, Any]]:
     """The shards of one host chain, one after another (see ``_run_on_ray``); each starts from the
     pacing of its hosts that the shards before it (and ``pacing``, earlier rounds) left. Each shard's
-    process is started while the shard before it crawls (``crawler.launch``), so the host does not wait
-    for a process start between two of its shards."""
-    store = RunStore(run_uri)
+    process is a fork of this worker's warm zygote (``crawler.launch``), so the host does not wait for
+    a process start between two of its shards."""
     summaries: list[dict[str, Any]] = []
-    ahead: ShardProcess | None = None
-    try:
-        for index, shard in enumerate(chain):
-            current, ahead = ahead, None
-            later = chain[index + 1] if index + 1 < len(chain) else None
-            if later is not None and not store.is_done(LAYOUT.crawl, later.shard_id):
-                ahead = ShardProcess()
-            with current or contextlib.nullcontext():
-                summaries.append(run_shard(shard, run_uri, config, pacing, process=current))
-            pacing = host_pacing(summaries[-1:], start=pacing)
-    finally:
-        if ahead is not None:
-            ahead.close()
+    for shard in chain:
+        summaries.append(run_shard(shard, run_uri, config, pacing))
+        pacing = host_pacing(summaries[-1:], start=pacing)
     return summaries
 
 
