@@ -12,10 +12,11 @@ Both crawlers fetch the same URLs in the same run:
 could do. Also measured (``bench/extract.py``'s function): extraction pages/s on one core over the shared
 real pages (``../shared/data/pages``, full metadata and signals). The last output line is one JSON object.
 
-``crawl_cpu_s_per_page`` is the CPU time of the shard processes per page (each process's start-up and
-warm-up, fetching, extraction, and the extraction workers and browsers they waited for; not Ray's or this
-driver's), ``crawl_cpu_core_hours_per_1m_pages`` the same for a million pages at this run's
-``--shard-size``; with ``--pages shared`` it is what a crawl of real pages costs.
+``crawl_cpu_s_per_page`` is the CPU time of the shard processes per page (fetching, extraction, the
+extraction workers and browsers they waited for, and the warm-up of each worker's zygote they are forked
+from, once per zygote; not Ray's or this driver's), ``crawl_cpu_core_hours_per_1m_pages`` the same for a
+million pages at this run's ``--shard-size``; with ``--pages shared`` it is what a crawl of real pages
+costs. ``shard_warm_up_cpu_s`` is the zygotes' warm-up per shard.
 
     .venv/bin/python bench/crawl.py [--urls 2000] [--hosts 20] [--latency 0.2] [--pages synthetic|shared]
         [--shard-size N]
