@@ -224,7 +224,8 @@ def crawl_run(
         The run summary (also ``crawl/summary.json``): URLs, shards, rounds, deferred redirects, counts
         by status, pages/s, the CPU seconds of the shard processes run (``shard_cpu_s``, and per page
         fetched), the number of hosts and the ten that took the longest (``busiest_hosts``, see
-        ``host_backlog``), and the shards the stall watchdog stopped.
+        ``host_backlog``), the shards the stall watchdog stopped, and those that outlasted
+        ``shard_timeout_s`` and went on in another process.
     """
     if unknown := set(retry_statuses) - RETRYABLE_STATUSES:
         raise ValueError(f"cannot retry status {sorted(unknown)}: one of {sorted(RETRYABLE_STATUSES)}")
@@ -272,6 +273,7 @@ def crawl_run(
         "shard_cpu_s_per_page": round(shard_cpu / fetched, 4) if fetched else None,
         "robots_obeyed": config.network.obey_robots,
         "stalled_shards": sorted(s["shard_id"] for s in summaries if s.get("stalls")),
+        "time_limited_shards": sorted(s["shard_id"] for s in summaries if s.get("time_limit_stops")),
         "retried": retried,
     }
     backlog = host_backlog(summaries)
@@ -280,6 +282,11 @@ def crawl_run(
     store.write_json(LAYOUT.crawl_hosts, backlog)
     if result["stalled_shards"]:
         log.warning("shards stopped by the stall watchdog: %s", ", ".join(result["stalled_shards"]))
+    if result["time_limited_shards"]:
+        log.info(
+            "shards that outlasted shard_timeout_s (%g s) and went on in a new process: %s",
+            config.shard_timeout_s, ", ".join(result["time_limited_shards"]),
+        )  # fmt: skip
     store.write_json(LAYOUT.crawl_summary, result)
     return result
 

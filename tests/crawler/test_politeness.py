@@ -196,16 +196,18 @@ def test_a_crawl_delay_that_outlasts_the_shard_time_limit_costs_no_url(tmp_path)
     web = LoopbackWeb([host], latency_s=0.8, crawl_delays={host: 1.0}).start()
     try:
         urls = [web.url(host, f"/article/{i}") for i in range(6)]
-        (shard,) = plan_shards(urls, shard_size=10)
         config = loopback_config(
             network={"allowlist": ["127.0.1.0/24"]}, politeness={"autothrottle": False}, shard_timeout_s=2.5
         )
-        summary = run_shard(shard, str(tmp_path), config)
+        run = crawl_run(str(tmp_path), urls, config, use_ray=False)
     finally:
         web.stop()
 
+    (marker,) = (tmp_path / "crawl" / "_done").glob("*.json")
+    summary = json.loads(marker.read_text())
     statuses = {row["url"]: row["status"] for row in read_pages(str(tmp_path)).to_pylist()}
     assert statuses == dict.fromkeys(urls, "ok"), summary
+    assert run["time_limited_shards"] == [summary["shard_id"]]
     assert summary["time_limit_stops"] >= 1 and summary["attempts"] >= 2
     assert summary["failures"] == [] and summary["statuses"] == {"ok": 6}
     assert all(len(web.times[(host, f"/article/{i}")]) == 1 for i in range(6)), web.times
