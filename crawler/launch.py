@@ -114,7 +114,7 @@ class Zygote:
         return f"the shard process zygote ended ({code}): {tail}"
 
     def close(self) -> None:
-        """End the zygote (closing its stdin) and its children (they die with it). Safe to call twice."""
+        """Kill the zygote (its children die with it) and close its pipes. Safe to call twice."""
         if self._process.poll() is None:
             self._process.kill()
             self._process.wait()
@@ -142,10 +142,9 @@ def zygote() -> Zygote:
 class ShardProcess:
     """One shard process, forked from this process's zygote by :meth:`run`.
 
-    Creating one starts the zygote if there is none, so that it warms up while the shard before
-    crawls. The process dies with the zygote, which dies with the process that started it
-    (``PR_SET_PDEATHSIG``), so a killed Ray worker leaves neither behind. Its output goes to a log of
-    its own.
+    Creating one starts the zygote if there is none. The process dies with the zygote
+    (``PR_SET_PDEATHSIG``), which ends when the process that started it does (its stdin closes), so a
+    killed Ray worker leaves neither behind. Its output goes to a log of its own.
     """
 
     def __init__(self) -> None:

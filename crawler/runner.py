@@ -202,11 +202,12 @@ def run_shard(
         reports.append(report)
         if "failed" in report:
             pacing = _pacing_after_lost(report, hosts, pacing, round(time.time(), 3))
+            fruitless += 1
         elif report.get("time_limited"):  # it stopped at shard_timeout_s: the rest goes on in a new one
             pacing = host_pacing([report], start=pacing)
+            fruitless = 0 if report.get("fetched") else fruitless + 1
         else:
             break
-        fruitless = fruitless + 1 if "failed" in report or not report.get("fetched") else 0
     done = committed_keys(store, shard.shard_id)
     missing = [e for e in shard.entries if e.url_key not in done]
     if missing:
